@@ -1,0 +1,55 @@
+"""The value every capture path returns: a proposed memory, not yet stored."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from memory_layer.errors import InvalidInput, UnknownCategory
+from memory_layer.models import CATEGORIES
+
+__all__ = ["CATEGORIES", "Candidate", "dedupe", "normalise"]
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A memory proposed by one extractor.
+
+    ``confidence`` is the extractor's own estimate that a careful human would
+    keep this memory (explicit user instructions score higher than inferred
+    root causes).  ``evidence`` is the cleaned source snippet it came from, and
+    ``source`` an optional pointer (e.g. a transcript line uuid) for provenance.
+    """
+
+    text: str
+    category: str
+    confidence: float
+    extractor: str
+    evidence: str = ""
+    source: str = ""
+
+    def __post_init__(self) -> None:
+        if self.category not in CATEGORIES:
+            raise UnknownCategory(
+                f"Unknown category '{self.category}'. Choose one of: {', '.join(CATEGORIES)}."
+            )
+        if not 0.0 <= self.confidence <= 1.0:
+            raise InvalidInput(f"Confidence must be between 0 and 1, got {self.confidence}.")
+
+
+_NON_WORD = re.compile(r"[^a-z0-9]+")
+
+
+def normalise(text: str) -> str:
+    """Key used to recognise the same memory phrased with different punctuation/case."""
+    return _NON_WORD.sub(" ", text.lower()).strip()
+
+
+def dedupe(candidates: list[Candidate]) -> list[Candidate]:
+    """Keep one candidate per normalised text (the most confident), in first-seen order."""
+    best: dict[str, Candidate] = {}
+    for cand in candidates:
+        key = normalise(cand.text)
+        if key not in best or cand.confidence > best[key].confidence:
+            best[key] = cand
+    return list(best.values())

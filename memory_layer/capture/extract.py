@@ -1,0 +1,529 @@
+"""Rule-based extraction of memories from user and assistant prose.
+
+Precision matters more than recall here: a wrong memory is injected into
+future sessions and costs more than a missed one (claude-mem stores dead-end
+hypotheses as facts, see docs/peers.md).  So every extractor
+
+* looks only at prose: code blocks, quoted lines, tool output, system
+  reminders and command tags are removed first;
+* fires only on explicit phrasings ("remember that", "we decided … because",
+  "the root cause was") at the start of a clause;
+* refuses questions, hedges ("maybe", "might", "I think"), hypotheticals and
+  temporary instructions ("for now");
+* returns a self-contained sentence (filler stripped, the reason kept) of
+  bounded length.
+
+Instructions are only taken from the user: when the assistant says "always"
+it is describing code, not setting a rule.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import replace
+
+from memory_layer.capture.candidate import Candidate, dedupe
+from memory_layer.capture.privacy import clean
+from memory_layer.capture.transcript import Entry
+
+__all__ = ["extract", "extract_from_entries", "prose_sentences"]
+
+MIN_CHARS = 12
+MAX_CHARS = 400
+MIN_BODY_WORDS = 3
+
+# --- turning a message into prose sentences ---------------------------------
+
+_TAG_BLOCK = re.compile(
+    r"<(?P<tag>[a-z][a-z0-9]*(?:[-_][a-z0-9]+)+)\b[^>]*>.*?(?:</(?P=tag)>|\Z)",
+    re.DOTALL | re.IGNORECASE,
+)
+_FENCE = re.compile(r"^[ \t]*(```|~~~).*?(?:^[ \t]*\1[ \t]*$|\Z)", re.DOTALL | re.MULTILINE)
+_LIST_MARKER = re.compile(r"^\s*(?:[-*+•]|\d{1,2}[.)])\s+")
+# Lines that are output or markup, not something a person said.
+_NOT_PROSE = re.compile(
+    r"^\s*(?:>|\$ |# |#{1,6}\s|\||>>>|\.\.\. |={3,}|-{3,}|\*{3,}|\+{3}|@@|"
+    r"Traceback |File \"|[A-Z][a-z]*Error:|E {2,}|FAILED |PASSED |ERROR |WARNING |"
+    r"INFO |DEBUG |npm (?:ERR!|WARN)|error(?:\[\w+\])?:|warning:|"
+    r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}|\[\d{2}:\d{2}|Caveat: |\[Request interrupted)"
+)
+_INDENTED = re.compile(r"^(?:\t| {4,})")
+_MARKUP = re.compile(r"\*\*|__(?=\w)|(?<=\w)__")
+_ABBREVIATIONS = frozenset({"e.g.", "i.e.", "etc.", "vs.", "cf.", "approx.", "no.", "fig."})
+_SENTENCE_END = re.compile(r"[.!?](?=\s+[A-Z0-9`\"'(\[])")
+
+
+def _split_sentences(line: str) -> list[str]:
+    out: list[str] = []
+    start = 0
+    for m in _SENTENCE_END.finditer(line):
+        word = line[start : m.end()].rsplit(None, 1)[-1].lower()
+        if word in _ABBREVIATIONS:
+            continue
+        out.append(line[start : m.end()].strip())
+        start = m.end()
+    tail = line[start:].strip()
+    if tail:
+        out.append(tail)
+    return out
+
+
+def prose_sentences(text: str) -> list[str]:
+    """Clean ``text`` and return its prose sentences, in order.
+
+    Lines that were hard-wrapped (previous line has no final punctuation and
+    the next starts in lower case) are joined first.
+    """
+    text = clean(text)
+    text = _TAG_BLOCK.sub("\n", text)
+    text = _FENCE.sub("\n", text)
+    lines: list[str] = []
+    for raw in text.splitlines():
+        if not raw.strip() or _INDENTED.match(raw) and not _LIST_MARKER.match(raw):
+            lines.append("")
+            continue
+        if _NOT_PROSE.match(raw):
+            lines.append("")
+            continue
+        is_item = bool(_LIST_MARKER.match(raw))
+        line = _MARKUP.sub("", _LIST_MARKER.sub("", raw)).strip()
+        if (
+            lines
+            and lines[-1]
+            and not is_item
+            and line[:1].islower()
+            and lines[-1][-1] not in ".!?:"
+        ):
+            lines[-1] = f"{lines[-1]} {line}"
+        else:
+            lines.append(line)
+    sentences: list[str] = []
+    for line in lines:
+        if line:
+            sentences.extend(_split_sentences(line))
+    return sentences
+
+
+# --- shared guards ----------------------------------------------------------
+
+_FILLER = re.compile(
+    r"^(?:(?:ok(?:ay)?|so|alright|all right|right|well|hmm+|oh|also|and|but|btw|"
+    r"by the way|fyi|actually|anyway|great|cool|nice|perfect|thanks|thank you|"
+    r"one more thing|one thing|hey|hi|yeah|yes|yep|no|nope|please|just|ah|ps|"
+    r"also note|quick note|important)\b[\s,:;.!\-–—]*)+",
+    re.IGNORECASE,
+)
+_QUESTION = re.compile(r"\?(?:[\s\"')\]]|$)")
+_HEDGE = re.compile(
+    r"\b(?:maybe|perhaps|might|possibly|probably|likely|presumably|not sure|unsure|"
+    r"wonder|what if|should we|could we|would it|do we|shall we|i guess|i think|"
+    r"i suspect|i believe|i suppose|seems?|appears? to|could be|may be|hypothetically|"
+    r"let'?s say|suppose|imagine|for now|this time|temporarily|for the moment|"
+    r"not always|almost always|never mind|nevermind|if only|kidding)\b",
+    re.IGNORECASE,
+)
+# Reported speech: the rule belongs to someone else ("the docs say …").
+_REPORTED = re.compile(
+    r"\b(?:says?|said|saying|claims?|according to|the docs|the readme|the error|"
+    r"the message|the log|the output|prints?|printed|warns?)\b",
+    re.IGNORECASE,
+)
+_PRONOUN_START = re.compile(r"^(?:it|this|that|they|these|those|he|she)\b", re.IGNORECASE)
+_DEAD_END = re.compile(
+    r"\b(?:wasn'?t it|was not it|not the (?:issue|problem|cause|culprit)|red herring|"
+    r"unrelated|false alarm)\b",
+    re.IGNORECASE,
+)
+
+
+def _strip_filler(sentence: str) -> str:
+    return _FILLER.sub("", sentence).strip()
+
+
+def _inside_quotes(sentence: str, pos: int) -> bool:
+    """True when ``pos`` falls inside a "double-quoted" or “curly-quoted” span."""
+    for m in re.finditer(r"\"[^\"]*\"|“[^”]*”", sentence):
+        if m.start() < pos < m.end():
+            return True
+    return False
+
+
+def _finish(text: str) -> str | None:
+    """Tidy a candidate sentence; ``None`` if it is out of bounds."""
+    text = re.sub(r"\s+", " ", text).strip().rstrip(",;:–—-").strip()
+    if not text:
+        return None
+    if text[0].islower():
+        text = text[0].upper() + text[1:]
+    if text[-1] not in ".!`)\"'":
+        text += "."
+    if not MIN_CHARS <= len(text) <= MAX_CHARS:
+        return None
+    return text
+
+
+def _words(text: str) -> int:
+    return len(re.findall(r"[\w`'-]+", text))
+
+
+def _usable(sentence: str) -> bool:
+    return not (_QUESTION.search(sentence) or _HEDGE.search(sentence))
+
+
+# A following sentence that gives the reason belongs to the memory.
+_REASON_NEXT = re.compile(
+    r"^(?:because|since|that'?s because|this is because|the reason (?:is|was)|"
+    r"otherwise|it'?s because|that way)\b",
+    re.IGNORECASE,
+)
+
+
+def _with_reason(sentences: list[str], i: int, text: str) -> tuple[str, int]:
+    """Append sentence ``i+1`` when it states the reason; returns (text, consumed)."""
+    if i + 1 < len(sentences):
+        nxt = _strip_filler(sentences[i + 1])
+        if _REASON_NEXT.match(nxt) and _usable(nxt):
+            return f"{text.rstrip('.')}. {nxt}", 1
+    return text, 0
+
+
+# --- classification ---------------------------------------------------------
+
+_TOOLS = frozenset(
+    """pip pipx uv poetry pdm conda hatch pytest unittest nose tox nox ruff black isort flake8
+    pylint mypy pyright npm pnpm yarn bun deno node npx jest vitest mocha cypress playwright
+    eslint prettier biome tsc webpack vite esbuild rollup docker podman kubectl helm terraform
+    make just cmake bazel cargo rustup clippy go gofmt golangci-lint gradle maven mvn git gh rg
+    ripgrep grep fd find sed awk curl wget httpie requests httpx aiohttp sqlite sqlite3 postgres
+    postgresql mysql redis sqlalchemy alembic django flask fastapi celery react vue svelte redux
+    zustand tailwind brew apt nix virtualenv venv pyenv nvm loguru structlog pydantic attrs
+    dataclasses argparse click typer sqlc gorm chi gin echo logging print pre-commit""".split()
+)
+_STYLE = re.compile(
+    r"\b(?:indent\w*|tabs|spaces|snake_case|camel ?case|pascal ?case|kebab-case|naming|"
+    r"type hints?|type annotations?|annotat\w+|docstrings?|comments?|line length|f-strings?|"
+    r"single quotes|double quotes|semicolons?|trailing commas?|import order|imports|"
+    r"early returns?|guard clauses?|arrow functions?|formatting|variable names?)\b",
+    re.IGNORECASE,
+)
+_ENVIRONMENT = re.compile(
+    r"\b(?:staging|production|prod|localhost|port \d+|env(?:ironment)? var\w*|vpn|cluster|"
+    r"server|host|region|python \d|node \d|machine|ci runner|read-only)\b",
+    re.IGNORECASE,
+)
+
+
+def _is_tool(phrase: str) -> bool:
+    phrase = phrase.strip().strip("`'\"").lower()
+    first = phrase.split()[0] if phrase.split() else ""
+    return first in _TOOLS or phrase in _TOOLS or "`" in phrase
+
+
+def _instruction_category(text: str, tool_a: str = "", tool_b: str = "") -> str:
+    if _STYLE.search(text):
+        return "coding_style"
+    if tool_a and (_is_tool(tool_a) or _is_tool(tool_b)):
+        return "tool_preference"
+    m = re.search(r"\b(?:always|never|only) use\s+(?:the\s+)?(`[^`]+`|[\w.-]+)", text, re.I)
+    if m and _is_tool(m.group(1)) and _words(text) <= 12:
+        return "tool_preference"
+    return "convention"
+
+
+# --- extractors -------------------------------------------------------------
+# Each takes (sentences, index) and returns (candidate or None, extra sentences
+# consumed).  They receive sentences with filler already stripped.
+
+Extractor = Callable[[list[str], int], tuple[Candidate | None, int]]
+
+# "always"/"never" counts at the start of the sentence or of a clause after
+# punctuation; "… and never got it working" is narration, not a rule.
+_CLAUSE = r"(?:^|[,;:–—]\s*)"
+_SUBJECT = r"(?:(?:we|you)\s+(?:should\s+|must\s+|need to\s+)?|(?:make sure (?:to|you|we)\s+))?"
+_ALWAYS_NEVER = re.compile(
+    _CLAUSE + _SUBJECT + r"(?P<kw>always|never|don'?t ever|do not ever)\s+(?P<body>.+)",
+    re.IGNORECASE,
+)
+_REMEMBER = re.compile(
+    r"^(?:(?:please\s+)?remember|keep in mind|don'?t forget|note for (?:the )?future|"
+    r"for future reference)(?:\s+that\b|\s*[:,\-–—])\s*(?P<body>.+)",
+    re.IGNORECASE,
+)
+_FROM_NOW_ON = re.compile(
+    r"^(?:from now on|going forward|in (?:the )?future|in this (?:repo|project|codebase))"
+    r"\s*,?\s*(?P<body>.+)",
+    re.IGNORECASE,
+)
+_USE_NOT = re.compile(
+    r"^(?:we\s+(?:use|go with|stick with|standardi[sz]e on)|use|i'?d rather use)\s+"
+    r"(?P<a>[^,;]+?),?\s+(?:not|instead of|rather than|over)\s+(?P<b>[^,;.]+)"
+    r"|^(?:we\s+prefer|i\s+(?:really\s+)?prefer|prefer)\s+"
+    r"(?P<pa>[^,;]+?),?\s+(?:over|to|rather than|instead of)\s+(?P<pb>[^,;.]+)",
+    re.IGNORECASE,
+)
+# "never do that again": the rule is in the previous turn, not in this sentence.
+_VAGUE = re.compile(r"^\w+\s+(?:it|that|this|them|those|so)\b", re.IGNORECASE)
+_PREFER = re.compile(r"^(?:i\s+(?:really\s+)?prefer|i'?d rather)\s+(?P<body>.+)", re.IGNORECASE)
+
+
+def _instruction(sentences: list[str], i: int) -> tuple[Candidate | None, int]:
+    s = sentences[i]
+    if not _usable(s):
+        return None, 0
+    m = _REMEMBER.match(s)
+    if m:
+        body = m.group("body")
+        if _words(body) < MIN_BODY_WORDS:
+            return None, 0
+        text, used = _with_reason(sentences, i, body)
+        text = _finish(text)
+        if not text:
+            return None, 0
+        category = _instruction_category(text)
+        if category == "convention" and _ENVIRONMENT.search(text):
+            category = "environment"
+        return Candidate(text, category, 0.9, "instruction.remember", s), used
+    m = _USE_NOT.match(s)
+    if m and _words(m.group("a") or m.group("pa")) <= 5:
+        text, used = _with_reason(sentences, i, s)
+        text = _finish(text)
+        if not text:
+            return None, 0
+        category = _instruction_category(
+            text, m.group("a") or m.group("pa"), m.group("b") or m.group("pb")
+        )
+        if category == "convention" and s.lower().startswith(("i prefer", "prefer", "i'd rather")):
+            category = "preference"
+        return Candidate(text, category, 0.9, "instruction.prefer", s), used
+    m = _FROM_NOW_ON.match(s)
+    if m and _words(m.group("body")) >= MIN_BODY_WORDS:
+        text, used = _with_reason(sentences, i, m.group("body"))
+        text = _finish(text)
+        if not text:
+            return None, 0
+        return Candidate(text, _instruction_category(text), 0.9, "instruction.from_now_on", s), used
+    m = _ALWAYS_NEVER.search(s)
+    if (
+        m
+        and _words(m.group("body")) >= 2
+        and not (_VAGUE.match(m.group("body")) and _words(m.group("body")) < 8)
+        and not _inside_quotes(s, m.start("kw"))
+    ):
+        if _REPORTED.search(s[: m.start("kw")]):
+            return None, 0
+        text, used = _with_reason(sentences, i, s)
+        text = _finish(text)
+        if not text:
+            return None, 0
+        extractor = "instruction." + m.group("kw").lower().split()[0].replace("'", "")
+        return Candidate(text, _instruction_category(text), 0.9, extractor, s), used
+    m = _PREFER.match(s)
+    if m and _words(m.group("body")) >= MIN_BODY_WORDS:
+        text, used = _with_reason(sentences, i, s)
+        text = _finish(text)
+        if not text:
+            return None, 0
+        category = "coding_style" if _STYLE.search(text) else "preference"
+        return Candidate(text, category, 0.85, "instruction.prefer", s), used
+    return None, 0
+
+
+_REASON = r"\b(?:because|since|so that|given that|due to|in order to|as it|as they|as we)\b"
+_DECISION = re.compile(
+    r"^(?:(?:we|i|the team)(?:'ve| have)?\s+(?:finally\s+)?"
+    r"(?:decided(?:\s+to|\s+on|\s+against)?|chose|chosen|went with|opted (?:for|to)|"
+    r"settled on|agreed (?:to|on)|picked)\b"
+    r"|(?:we|i)(?:'re| are)\s+going\s+with\b|decision\s*:)"
+    r"(?P<rest>.+)",
+    re.IGNORECASE,
+)
+_LETS = re.compile(
+    r"^let'?s\s+(?:use|go with|stick with|switch to|keep|move to)\b(?P<rest>.+)", re.IGNORECASE
+)
+
+
+def _decision(role: str) -> Extractor:
+    confidence = 0.75 if role == "user" else 0.65
+
+    def run(sentences: list[str], i: int) -> tuple[Candidate | None, int]:
+        s = sentences[i]
+        if not _usable(s):
+            return None, 0
+        m = _DECISION.match(s) or (_LETS.match(s) if role == "user" else None)
+        if not m or _words(m.group("rest")) < 2:
+            return None, 0
+        text, used = s, 0
+        if not re.search(_REASON, m.group("rest"), re.IGNORECASE):
+            text, used = _with_reason(sentences, i, s)
+            if not used:
+                return None, 0  # a decision without its reason is not worth keeping
+        text = _finish(text)
+        if not text:
+            return None, 0
+        return Candidate(text, "decision", confidence, "decision", s), used
+
+    return run
+
+
+_ROOT_CAUSE = re.compile(
+    r"^(?:the\s+)?(?:(?:actual|real|underlying)\s+)?"
+    r"(?:root cause|issue|problem|bug|culprit|cause of (?:the|this) \w+)"
+    r"\s+(?P<tense>was|is|turned out to be)(?P<that>\s+that)?\s+(?P<body>.+)",
+    re.IGNORECASE,
+)
+_TURNS_OUT = re.compile(r"^(?:it\s+)?turn(?:s|ed) out(?:\s+that)?,?\s+(?P<body>.+)", re.IGNORECASE)
+_FIX_NEXT = re.compile(
+    r"^(?:the fix (?:was|is)|i fixed (?:it|this) by|fixed (?:it|this) by|the solution (?:was|is)|"
+    r"(?:adding|setting|pinning|installing|using|switching to|running)\b.+\bfix(?:es|ed)\b)",
+    re.IGNORECASE,
+)
+_TROUBLE_WORDS = re.compile(
+    r"\b(?:caus\w+|fail\w*|broke\w*|crash\w*|error\w*|bug|flak\w+|hang\w*|timeout|"
+    r"exception|wrong|leak\w*|missing|stale)\b",
+    re.IGNORECASE,
+)
+_GOTCHA_LABEL = re.compile(
+    r"^(?:gotcha|watch out|careful|caveat|pitfall|heads up|footgun)\s*[:!–—-]\s*(?P<body>.+)",
+    re.IGNORECASE,
+)
+_NOTE_THAT = re.compile(r"^(?:note|beware|be aware)\s+that\s+(?P<body>.+)", re.IGNORECASE)
+_CONSTRAINT = re.compile(
+    r"\b(?:only (?:works|if|when|after|with|on)|must|requires?|unless|won'?t|doesn'?t|does not|"
+    r"cannot|can'?t|isn'?t supported|not supported|silently|by default|otherwise|never)\b",
+    re.IGNORECASE,
+)
+_ONLY_WORKS = re.compile(
+    r"\b(?:only works|only runs|only applies|is only (?:read|loaded|applied))\s+"
+    r"(?:if|when|with|after|on|for)\b",
+    re.IGNORECASE,
+)
+_FIRST_PERSON = re.compile(r"^(?:i|i'(?:ve|ll|m)|we'(?:ve|ll)|let me)\b", re.IGNORECASE)
+
+
+def _too_thin(body: str) -> bool:
+    return _words(body) < MIN_BODY_WORDS or bool(_PRONOUN_START.match(body) and _words(body) < 8)
+
+
+def _diagnosis(role: str) -> Extractor:
+    # A user saying "the problem is that X" is describing the task, not a
+    # found cause; from the user only the past tense counts.
+    tenses = ("was", "turned out to be") if role == "user" else ("was", "is", "turned out to be")
+
+    def run(sentences: list[str], i: int) -> tuple[Candidate | None, int]:
+        return _diagnose(sentences, i, tenses)
+
+    return run
+
+
+def _diagnose(
+    sentences: list[str], i: int, tenses: tuple[str, ...]
+) -> tuple[Candidate | None, int]:
+    s = sentences[i]
+    if not _usable(s) or _DEAD_END.search(s):
+        return None, 0
+    m = _ROOT_CAUSE.match(s)
+    # Present tense ("the bug is in line 30") is a location or a guess unless
+    # it states a cause: require "… is that …".
+    if m and m.group("tense").lower() == "is" and not m.group("that"):
+        m = None
+    if m and m.group("tense").lower() in tenses:
+        body = m.group("body")
+        if _too_thin(body):
+            return None, 0
+        text, used = s, 0
+        if i + 1 < len(sentences) and _FIX_NEXT.match(sentences[i + 1]):
+            if _usable(sentences[i + 1]):
+                text, used = f"{s.rstrip('.')}. {sentences[i + 1]}", 1
+        text = _finish(text)
+        if not text:
+            return None, 0
+        confidence = 0.6 if m.group("tense").lower() == "is" else 0.7
+        return Candidate(text, "troubleshooting", confidence, "diagnosis.root_cause", s), used
+    m = _TURNS_OUT.match(s)
+    if m:
+        body = m.group("body")
+        if _too_thin(body):
+            return None, 0
+        text = _finish(body)
+        if not text:
+            return None, 0
+        category = "troubleshooting" if _TROUBLE_WORDS.search(body) else "gotcha"
+        return Candidate(text, category, 0.65, "diagnosis.turns_out", s), 0
+    return None, 0
+
+
+def _gotcha(sentences: list[str], i: int) -> tuple[Candidate | None, int]:
+    s = sentences[i]
+    if not _usable(s):
+        return None, 0
+    m = _GOTCHA_LABEL.match(s) or _NOTE_THAT.match(s)
+    if m:
+        body = m.group("body")
+        if m.re is _NOTE_THAT and (not _CONSTRAINT.search(body) or _FIRST_PERSON.match(body)):
+            return None, 0
+        if _words(body) < MIN_BODY_WORDS or _PRONOUN_START.match(body):
+            return None, 0
+        text, used = _with_reason(sentences, i, body)
+        text = _finish(text)
+        if not text:
+            return None, 0
+        confidence = 0.7 if m.re is _GOTCHA_LABEL else 0.6
+        return Candidate(text, "gotcha", confidence, "gotcha", s), used
+    if _ONLY_WORKS.search(s) and not _FIRST_PERSON.match(s) and not _PRONOUN_START.match(s):
+        text = _finish(s)
+        if text:
+            return Candidate(text, "gotcha", 0.6, "gotcha.only_works", s), 0
+    return None, 0
+
+
+def _extractors(role: str) -> list[Extractor]:
+    if role == "user":
+        return [_instruction, _decision("user"), _diagnosis("user"), _gotcha]
+    return [_decision("assistant"), _diagnosis("assistant"), _gotcha]
+
+
+def extract(text: str, role: str = "user", source: str = "") -> list[Candidate]:
+    """Extract candidate memories from one message's text.
+
+    ``role`` is ``"user"`` or ``"assistant"``; instructions are only taken
+    from the user.  Results are de-duplicated by normalised text.
+    """
+    sentences = [_strip_filler(s) for s in prose_sentences(text)]
+    found: list[Candidate] = []
+    i = 0
+    while i < len(sentences):
+        step = 1
+        for run in _extractors(role):
+            cand, used = run(sentences, i)
+            if cand is not None:
+                if source:
+                    cand = replace(cand, source=source)
+                found.append(cand)
+                step += used
+                break
+        i += step
+    return dedupe(found)
+
+
+_COMMAND_TEXT = re.compile(r"^\s*(?:<command-|<local-command-|Caveat: |\[Request interrupted)")
+
+
+def extract_from_entries(entries: Iterable[Entry]) -> list[Candidate]:
+    """Run the extractors over a transcript's user prompts and assistant prose.
+
+    Skips subagent (sidechain) lines, whose "user" turns were written by the
+    main agent, Claude Code's own meta lines, slash-command echoes, tool
+    results, summaries and system lines.
+    """
+    found: list[Candidate] = []
+    for entry in entries:
+        if entry.is_sidechain or entry.is_meta or entry.type not in ("user", "assistant"):
+            continue
+        if entry.role not in ("user", "assistant"):
+            continue
+        for text in entry.texts:
+            if entry.role == "user" and _COMMAND_TEXT.match(text):
+                continue
+            found.extend(extract(text, entry.role, entry.uuid))
+    return dedupe(found)

@@ -1,0 +1,245 @@
+"""Privacy filters applied to every piece of text before it is stored.
+
+Two independent steps:
+
+* ``strip_private`` removes spans the user explicitly marked ``<private>``.
+* ``redact`` replaces things that look like credentials with
+  ``[REDACTED:<kind>]`` so a leaked token never reaches the database, the
+  dashboard or another agent's context.
+
+``clean`` runs both and is the only function capture paths should call.
+
+The redaction rules are deliberately anchored on *shapes* (a known token
+prefix, a PEM header, a ``user:pass@`` URL) or on *secret-looking names with a
+literal value*.  Ordinary code such as ``token = request.headers.get(...)``
+has no literal value and is left alone; hex digests and UUIDs match no rule.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+__all__ = ["clean", "redact", "strip_private"]
+
+_PRIVATE_TAG = re.compile(r"<(/?)private\b[^>]*>", re.IGNORECASE)
+
+
+def strip_private(text: str) -> str:
+    """Remove ``<private>…</private>`` spans, including nested and unterminated ones.
+
+    A scanner with a depth counter is used instead of one non-greedy regex so
+    that ``<private>a<private>b</private>c</private>`` drops ``c`` too, and an
+    opening tag that is never closed hides everything after it (failing
+    closed: a user who forgot the closing tag still meant "private").
+    """
+    if "<" not in text:
+        return text
+    out: list[str] = []
+    depth = 0
+    pos = 0
+    for match in _PRIVATE_TAG.finditer(text):
+        if depth == 0:
+            out.append(text[pos : match.start()])
+        if match.group(1):  # closing tag; a stray one at depth 0 is just dropped
+            depth = max(depth - 1, 0)
+        else:
+            depth += 1
+        pos = match.end()
+    if depth == 0:
+        out.append(text[pos:])
+    return "".join(out)
+
+
+# --- redaction rules -------------------------------------------------------
+
+_Replacer = Callable[[re.Match[str]], str]
+
+# Names whose literal values are secrets.  Matched against the *end* of a
+# name (``DB_PASSWORD``, ``client_secret``) so that ``password_field`` or
+# ``token_type`` are not treated as secrets.
+_SECRET_NAME_END = re.compile(
+    r"(?:pass(?:word|wd|phrase)?|pwd|secret|secret_?key|token|api_?key|apikey|"
+    r"private_?key|access_?key|credentials?|auth_?key|client_?secret|"
+    r"signing_?key|encryption_?key|master_?key|session_?key)$",
+    re.IGNORECASE,
+)
+# For env-style names the word may appear anywhere (``AWS_SECRET_ACCESS_KEY_ID``
+# style names are rare, but ``GITHUB_TOKEN_PROD`` is not).
+_SECRET_NAME_ANY = re.compile(
+    r"PASSWORD|PASSWD|PASSPHRASE|SECRET|TOKEN|API_?KEY|PRIVATE_?KEY|ACCESS_?KEY|"
+    r"CREDENTIAL|AUTH_KEY|(?:^|_)PWD(?:_|$)|(?:^|_)PASS(?:_|$)|_KEY(?:_|$)",
+)
+# Values that are references to a secret, not the secret itself.
+_REFERENCE_VALUE = re.compile(
+    r"^(?:\$\{?[A-Za-z_]|\{\{|<[^>]*>$|%\(|\*{3,}$|x{3,}$|\[REDACTED|"
+    r"ENC\[|!vault|(?:none|null|true|false|undefined)$)",
+    re.IGNORECASE,
+)
+# Type annotations and expressions that follow ``name:`` in code, not YAML values.
+_CODE_LIKE_VALUE = re.compile(
+    r"^(?:str|bytes|int|bool|float|string|number|boolean|any|None|Optional\b|"
+    r"SecretStr|Secret\b|typing\.|list\[|dict\[)|[()=;,{]|\s\|\s|->",
+)
+
+
+def _is_reference(value: str) -> bool:
+    return not value or bool(_REFERENCE_VALUE.match(value.strip()))
+
+
+def _replace_group(m: re.Match[str], group: str, kind: str) -> str:
+    """Return the whole match with only ``group`` replaced by the marker."""
+    value = m.group(group)
+    if _is_reference(value):
+        return m.group(0)
+    start, end = m.span(group)
+    base = m.start(0)
+    whole = m.group(0)
+    return whole[: start - base] + f"[REDACTED:{kind}]" + whole[end - base :]
+
+
+def _sub_group(group: str, kind: str) -> _Replacer:
+    return lambda m: _replace_group(m, group, kind)
+
+
+def _whole(kind: str) -> _Replacer:
+    return lambda m: f"[REDACTED:{kind}]"
+
+
+def _env_repl(m: re.Match[str]) -> str:
+    if not _SECRET_NAME_ANY.search(m.group("name")):
+        return m.group(0)
+    group = next(g for g in ("dq", "sq", "bare") if m.group(g) is not None)
+    return _replace_group(m, group, "env")
+
+
+def _literal_repl(kind: str) -> _Replacer:
+    def repl(m: re.Match[str]) -> str:
+        if not _SECRET_NAME_END.search(m.group("name")):
+            return m.group(0)
+        return _replace_group(m, "val", kind)
+
+    return repl
+
+
+def _yaml_repl(m: re.Match[str]) -> str:
+    value = m.group("val").strip()
+    if (
+        not _SECRET_NAME_END.search(m.group("name"))
+        or value[:1] in ("|", ">", "&", "*", "#", '"', "'")
+        or _CODE_LIKE_VALUE.search(value)
+    ):
+        return m.group(0)
+    return _replace_group(m, "val", "yaml")
+
+
+_RULES: list[tuple[re.Pattern[str], _Replacer]] = [
+    # PEM private keys, also inside JSON strings with literal "\n" escapes
+    # (GCP service-account files).  An unterminated block is cut to its end.
+    (
+        re.compile(
+            r"-----BEGIN ([A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?)-----"
+            r"(?:.*?-----END \1-----|[A-Za-z0-9+/=\s\\]*)",
+            re.DOTALL,
+        ),
+        _whole("private_key"),
+    ),
+    # Credentials in URLs: keep scheme, user and host.
+    (
+        re.compile(r"\b(?P<pre>[a-z][a-z0-9+.\-]*://[^:/\s@\"']+:)(?P<val>[^@\s/\"']+)(?=@)"),
+        _sub_group("val", "url_password"),
+    ),
+    # Authorization headers.
+    (
+        re.compile(
+            r"(?i:authorization)[\"']?\s*[:=]\s*[\"']?(?i:bearer|basic|token|bot)\s+"
+            r"(?P<val>[A-Za-z0-9._~+/\-]{8,}=*)"
+        ),
+        _sub_group("val", "authorization"),
+    ),
+    (re.compile(r"\bsk-ant-[A-Za-z0-9_\-]{20,}"), _whole("anthropic_key")),
+    (
+        re.compile(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}"),
+        _whole("openai_key"),
+    ),
+    (re.compile(r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}\b"), _whole("stripe_key")),
+    (re.compile(r"\bwhsec_[A-Za-z0-9]{24,}\b"), _whole("stripe_key")),
+    (re.compile(r"\bgh[pousr]_[A-Za-z0-9]{36,255}\b"), _whole("github_token")),
+    (re.compile(r"\bgithub_pat_[A-Za-z0-9_]{22,255}\b"), _whole("github_token")),
+    (re.compile(r"\bglpat-[A-Za-z0-9_\-]{20,}"), _whole("gitlab_token")),
+    (
+        re.compile(r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_\-]+"),
+        _whole("slack_webhook"),
+    ),
+    (re.compile(r"\bxox[abposer]-[A-Za-z0-9\-]{10,}"), _whole("slack_token")),
+    (re.compile(r"\bxapp-\d-[A-Za-z0-9\-]{10,}"), _whole("slack_token")),
+    (re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}\b"), _whole("aws_access_key")),
+    # AWS secret keys have no prefix: only recognised next to their name.
+    (
+        re.compile(
+            r"(?i:aws_?secret(?:_access)?_?key)[\"']?\s*[:=]\s*[\"']?"
+            r"(?P<val>[A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])"
+        ),
+        _sub_group("val", "aws_secret_key"),
+    ),
+    (re.compile(r"\bAIza[0-9A-Za-z_\-]{35}(?![0-9A-Za-z_\-])"), _whole("gcp_api_key")),
+    # Azure storage / service bus connection strings and SAS signatures.
+    (
+        re.compile(
+            r"(?i:\b(?:AccountKey|SharedAccessKey|SharedAccessSignature))="
+            r"(?P<val>[^;\"'\s]{16,})"
+        ),
+        _sub_group("val", "azure_key"),
+    ),
+    (re.compile(r"[?&]sig=(?P<val>[A-Za-z0-9%+/=]{20,})"), _sub_group("val", "azure_sas")),
+    (
+        re.compile(r"\beyJ[A-Za-z0-9_\-]{5,}\.eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]{10,}"),
+        _whole("jwt"),
+    ),
+    # A bare bearer token outside an Authorization header (curl examples, logs).
+    (
+        re.compile(r"\bBearer\s+(?P<val>[A-Za-z0-9._~+/\-]{20,}=*)"),
+        _sub_group("val", "authorization"),
+    ),
+    # .env / shell assignments: UPPER_CASE name, no spaces around "=".
+    (
+        re.compile(
+            r"(?<![\w$.\-/])(?:export\s+)?(?P<name>[A-Z][A-Z0-9_]*)="
+            r"(?:\"(?P<dq>[^\"\n]*)\"|'(?P<sq>[^'\n]*)'|(?P<bare>[^\s\"'#;&|]+))"
+        ),
+        _env_repl,
+    ),
+    # JSON / dict / keyword literals: "password": "…", password="…".
+    (
+        re.compile(
+            r"(?P<q1>[\"']?)(?P<name>[A-Za-z_][\w\-]*)(?P=q1)\s*[:=]\s*"
+            r"(?P<q>[\"'])(?P<val>[^\"'\n]{1,500})(?P=q)"
+        ),
+        lambda m: _literal_repl("json" if m.group("q1") else "assignment")(m),
+    ),
+    # YAML / .ini style: "password: hunter2" on its own line.  Only a single
+    # token counts as a value, so prose such as "Token: see the dashboard" stays.
+    (
+        re.compile(
+            r"^(?P<indent>[ \t]*(?:-[ \t]+)?)(?P<name>[A-Za-z_][\w\-]*)[ \t]*[:=][ \t]*"
+            r"(?P<val>[^\s#]+)[ \t]*$",
+            re.MULTILINE,
+        ),
+        _yaml_repl,
+    ),
+]
+
+
+def redact(text: str) -> str:
+    """Replace credentials in ``text`` with ``[REDACTED:<kind>]``.
+
+    Idempotent: redacting already-redacted text changes nothing.
+    """
+    for pattern, repl in _RULES:
+        text = pattern.sub(repl, text)
+    return text
+
+
+def clean(text: str) -> str:
+    """Strip ``<private>`` spans, then redact secrets.  Call before storing anything."""
+    return redact(strip_private(text))
