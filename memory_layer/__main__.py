@@ -1,0 +1,4 @@
+from memory_layer.cli import cli
+
+if __name__ == "__main__":
+    cli(prog_name="memory-layer")

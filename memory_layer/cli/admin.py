@@ -1,0 +1,186 @@
+"""doctor, config, path."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import sys
+from typing import Any
+
+import click
+import yaml
+
+from memory_layer.cli import cli
+from memory_layer.cli.common import echo_json, json_option
+from memory_layer.config import DEFAULTS, all_keys, get_value, load_config, set_value, unset_value
+from memory_layer.errors import MemoryLayerError
+from memory_layer.paths import config_path, db_path, user_dir
+
+
+def run_checks() -> list[dict[str, Any]]:
+    """Each check: name, ok, detail. Never raises: doctor must report, not crash."""
+    checks: list[dict[str, Any]] = []
+
+    def check(name: str, fn: Any) -> None:
+        try:
+            ok, detail = fn()
+        except Exception as exc:  # doctor reports every failure instead of stopping
+            ok, detail = False, f"{type(exc).__name__}: {exc}"
+        checks.append({"name": name, "ok": ok, "detail": detail})
+
+    def python() -> tuple[bool, str]:
+        return sys.version_info >= (3, 11), sys.version.split()[0] + " at " + sys.executable
+
+    def directory() -> tuple[bool, str]:
+        path = user_dir()
+        return os.access(path, os.W_OK), f"{path} (writable: {os.access(path, os.W_OK)})"
+
+    def configuration() -> tuple[bool, str]:
+        load_config()
+        return True, f"{config_path()} " + ("(valid)" if config_path().exists() else "(defaults)")
+
+    def database() -> tuple[bool, str]:
+        from memory_layer.storage.db import open_db
+
+        conn = open_db()
+        result = conn.execute("PRAGMA quick_check").fetchone()[0]
+        mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
+        count = conn.execute("SELECT count(*) FROM memories").fetchone()[0]
+        perms = oct(db_path().stat().st_mode & 0o777)
+        return result == "ok", f"{db_path()}: {count} memories, {mode}, mode {perms}, {result}"
+
+    def fts() -> tuple[bool, str]:
+        conn = sqlite3.connect(":memory:")
+        conn.execute("CREATE VIRTUAL TABLE t USING fts5(x, tokenize='porter unicode61')")
+        return True, f"SQLite {sqlite3.sqlite_version} with FTS5"
+
+    def embeddings() -> tuple[bool, str]:
+        from memory_layer.embed import embedder_status
+
+        status = embedder_status(load_config())
+        if status.loaded:
+            return True, f"{status.model_id} loaded"
+        return False, (
+            f"keyword-only mode: {status.reason}. Recall still works on keywords; "
+            "fix the cause, then run `memory-layer index` to add vectors."
+        )
+
+    def vectors() -> tuple[bool, str]:
+        from memory_layer.storage.db import open_db
+
+        conn = open_db()
+        missing = conn.execute("SELECT count(*) FROM memories WHERE embedding IS NULL").fetchone()[
+            0
+        ]
+        if missing:
+            return False, f"{missing} memories have no vector; run `memory-layer index`."
+        return True, "every memory has a vector"
+
+    check("python", python)
+    check("user directory", directory)
+    check("config", configuration)
+    check("database", database)
+    check("full-text search", fts)
+    check("embedding model", embeddings)
+    check("vectors", vectors)
+    return checks
+
+
+@cli.command()
+@json_option
+def doctor(as_json: bool) -> None:
+    """Check the installation: directory, config, database, search, embedding model.
+
+    Exits non-zero when something needs fixing; each failed check says how.
+
+    \b
+    Example:
+        memory-layer doctor
+    """
+    checks = run_checks()
+    if as_json:
+        echo_json(checks)
+    else:
+        for item in checks:
+            mark = "ok " if item["ok"] else "!! "
+            click.echo(f"{mark} {item['name']:<17} {item['detail']}")
+    if not all(item["ok"] for item in checks):
+        sys.exit(1)
+
+
+@cli.group()
+def config() -> None:
+    """Show and change settings in config.yaml (weights, boosts, half-life, model...).
+
+    \b
+    Examples:
+        memory-layer config show
+        memory-layer config get weights.similarity
+        memory-layer config set recency.half_life_days 14
+        memory-layer config unset recency.half_life_days
+    """
+
+
+@config.command(name="show")
+@json_option
+def config_show(as_json: bool) -> None:
+    """Print the effective settings (defaults merged with config.yaml)."""
+    values = load_config()
+    if as_json:
+        echo_json(values)
+    else:
+        click.echo(yaml.safe_dump(values, sort_keys=True).rstrip())
+
+
+@config.command(name="get")
+@click.argument("key")
+def config_get(key: str) -> None:
+    """Print one setting, e.g. `memory-layer config get boosts.gotcha`."""
+    value = get_value(key)
+    click.echo(
+        yaml.safe_dump(value).strip().removesuffix("...").strip()
+        if isinstance(value, dict)
+        else value
+    )
+
+
+@config.command(name="set")
+@click.argument("key")
+@click.argument("value")
+def config_set(key: str, value: str) -> None:
+    """Set KEY to VALUE, validated against the default's type and range."""
+    typed = set_value(key, value)
+    click.echo(f"{key} = {typed}")
+
+
+@config.command(name="unset")
+@click.argument("key")
+def config_unset(key: str) -> None:
+    """Remove KEY from config.yaml so the default applies again."""
+    unset_value(key)
+    click.echo(f"{key} reset to default {get_value(key, DEFAULTS)!r}")
+
+
+@config.command(name="keys")
+def config_keys() -> None:
+    """List every setting with its default."""
+    for key in all_keys():
+        click.echo(f"{key} = {get_value(key, DEFAULTS)!r}")
+
+
+@cli.command()
+@click.option("--db", "what", flag_value="db", help="Print the database path.")
+@click.option("--config", "what", flag_value="config", help="Print the config.yaml path.")
+def path(what: str | None) -> None:
+    """Print the user directory (or the database or config path).
+
+    \b
+    Examples:
+        memory-layer path
+        sqlite3 "$(memory-layer path --db)" .tables
+    """
+    try:
+        target = {"db": db_path, "config": config_path}.get(what or "", user_dir)()
+    except MemoryLayerError as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(str(target))

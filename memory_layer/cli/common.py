@@ -1,0 +1,49 @@
+"""Helpers shared by CLI commands: opening the store, JSON output, scope options."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from memory_layer.config import load_config
+
+
+def open_store() -> sqlite3.Connection:
+    from memory_layer.storage.db import open_db
+
+    return open_db()
+
+
+def embedder_for(config: dict[str, Any], *, wanted: bool = True) -> Any:
+    if not wanted:
+        return None
+    from memory_layer.embed import get_embedder
+
+    return get_embedder(config)
+
+
+def config() -> dict[str, Any]:
+    return load_config()
+
+
+def echo_json(value: Any) -> None:
+    click.echo(json.dumps(value, ensure_ascii=False, indent=2, default=str))
+
+
+def current_project(project: str | None) -> str:
+    from memory_layer.project import project_for
+
+    return project or project_for()
+
+
+def json_option(fn: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option("--json", "as_json", is_flag=True, help="Print JSON.")(fn)
+
+
+def short(text: str, width: int = 100) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"

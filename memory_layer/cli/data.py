@@ -1,0 +1,136 @@
+"""import, export, index, stats."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterable, Iterator
+from typing import Any, BinaryIO
+
+import click
+
+from memory_layer.cli import cli
+from memory_layer.cli.common import config, echo_json, embedder_for, json_option, open_store
+
+
+def _progress(label: str, total: int | None = None) -> Any:
+    """A progress bar on a terminal, nothing when piped."""
+
+    def wrap(items: Iterable[Any]) -> Iterator[Any]:
+        if not sys.stderr.isatty():
+            yield from items
+            return
+        with click.progressbar(items, label=label, length=total, file=sys.stderr) as bar:
+            yield from bar
+
+    return wrap
+
+
+@cli.command(name="import")
+@click.argument("source", type=click.File("rb"))
+@click.option(
+    "--no-embed", is_flag=True, help="Skip embeddings now; `memory-layer index` adds them."
+)
+@json_option
+def import_command(source: BinaryIO, no_embed: bool, as_json: bool) -> None:
+    """Import memories from a JSONL FILE (or - for stdin).
+
+    Each line is an object with at least "text"; optional "id", "category", "project",
+    "tags", "source", "created_at", "confidence" (and everything `export` writes).
+    Given ids are kept. A bad line is reported with its number and nothing is imported.
+    Records already stored (same id, or same text in the same project) are skipped.
+
+    \b
+    Examples:
+        memory-layer import memories.jsonl
+        memory-layer export | ssh other-host memory-layer import -
+    """
+    from memory_layer.transfer import import_records, read_lines
+
+    cfg = config()
+    records = read_lines(source, int(cfg["remember"]["max_chars"]))
+    db = open_store()
+    embedder = embedder_for(cfg, wanted=not no_embed)
+    report = import_records(db, records, embedder=embedder, progress=_progress("Embedding", None))
+    if as_json:
+        echo_json({"imported": report.imported, "skipped": report.skipped})
+    else:
+        click.echo(f"Imported {report.imported} memories; skipped {report.skipped} already stored.")
+
+
+@cli.command()
+@click.option("--format", "fmt", type=click.Choice(["jsonl"]), default="jsonl", show_default=True)
+@click.option(
+    "-o",
+    "--output",
+    type=click.File("w", encoding="utf-8"),
+    default="-",
+    help="File to write (default: stdout).",
+)
+def export(fmt: str, output: Any) -> None:
+    """Export every memory as JSONL; `import` reads it back unchanged.
+
+    \b
+    Examples:
+        memory-layer export -o backup.jsonl
+        memory-layer export | jq -r .text
+    """
+    from memory_layer.transfer import export_records
+
+    for record in export_records(open_store()):
+        output.write(json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n")
+
+
+@cli.command()
+@click.option("--force", is_flag=True, help="Re-embed every memory, not only missing ones.")
+@json_option
+def index(force: bool, as_json: bool) -> None:
+    """Add embeddings to memories written while keyword-only (or all, with --force).
+
+    \b
+    Example:
+        memory-layer index
+    """
+    from memory_layer.indexing import backfill
+
+    cfg = config()
+    embedder = embedder_for(cfg)
+    if embedder is None:
+        from memory_layer.embed import embedder_status
+
+        raise click.ClickException(
+            "The embedding model is not available: "
+            + embedder_status(cfg).reason
+            + ". Run `memory-layer doctor` for details."
+        )
+    db = open_store()
+    count = backfill(db, embedder, force=force, progress=_progress("Indexing"))
+    if as_json:
+        echo_json({"embedded": count, "model": embedder.model_id})
+    else:
+        click.echo(f"Embedded {count} memories with {embedder.model_id}.")
+
+
+@cli.command()
+@json_option
+def stats(as_json: bool) -> None:
+    """Counts by category, status, project and source.
+
+    \b
+    Example:
+        memory-layer stats --json
+    """
+    from memory_layer.listing import stats as get_stats
+
+    data = get_stats(open_store())
+    if as_json:
+        echo_json(data)
+        return
+    click.echo(
+        f"{data['total']} memories, {data['embedded']} with vectors, "
+        f"{data['operations']} operations logged."
+    )
+    for title in ("by_status", "by_category", "by_project", "by_source"):
+        click.echo(title.replace("_", " ") + ":")
+        for key, value in data[title].items():
+            click.echo(f"  {key:<40} {value}")

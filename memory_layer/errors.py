@@ -1,0 +1,32 @@
+"""Small named exceptions. Messages say how to fix the problem.
+
+Only the CLI turns these into ``click.ClickException`` and only ``web/`` into HTTP errors.
+"""
+
+
+class MemoryLayerError(Exception):
+    """Base class for every error memory-layer raises on purpose."""
+
+
+class InvalidInput(MemoryLayerError):
+    """Text, category, confidence or another argument is not acceptable."""
+
+
+class UnknownCategory(InvalidInput):
+    """A category outside the 16 known ones."""
+
+
+class NotFound(MemoryLayerError):
+    """No memory (or task, or record) with that id."""
+
+
+class DatabaseError(MemoryLayerError):
+    """The database is corrupt, locked or unreadable."""
+
+
+class ConfigError(MemoryLayerError):
+    """config.yaml is unreadable or holds an invalid value."""
+
+
+class ImportFailed(InvalidInput):
+    """An import file has a bad line; nothing was imported."""

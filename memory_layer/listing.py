@@ -1,0 +1,124 @@
+"""Read-side views shared by the CLI and the dashboard: filtered lists, details, stats."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from memory_layer.models import Memory, check_category
+from memory_layer.storage.conn import Conn, raw
+from memory_layer.storage.records import Operation, get_memory, history, memories_where
+
+SORTS = {
+    "newest": "memories.created_at DESC, memories.id",
+    "oldest": "memories.created_at ASC, memories.id",
+    "updated": "memories.updated_at DESC, memories.id",
+    "outcome": "memories.outcome_score DESC, memories.id",
+    "uses": "memories.use_count DESC, memories.id",
+}
+
+
+@dataclass(frozen=True)
+class Filters:
+    project: str | None = None  # 'global' selects global memories
+    category: str | None = None
+    status: str | None = None
+    source: str | None = None
+    tag: str | None = None
+    min_outcome: float | None = None
+    max_outcome: float | None = None
+
+    def where(self) -> tuple[str, list[Any]]:
+        clauses: list[str] = []
+        args: list[Any] = []
+        if self.project == "global":
+            clauses.append("memories.project IS NULL")
+        elif self.project:
+            clauses.append("memories.project = ?")
+            args.append(self.project)
+        if self.category:
+            clauses.append("memories.category = ?")
+            args.append(check_category(self.category))
+        if self.status:
+            clauses.append("memories.status = ?")
+            args.append(self.status)
+        if self.source:
+            clauses.append("memories.source = ?")
+            args.append(self.source)
+        if self.tag:
+            clauses.append("EXISTS (SELECT 1 FROM json_each(memories.tags) WHERE value = ?)")
+            args.append(self.tag)
+        if self.min_outcome is not None:
+            clauses.append("memories.outcome_score >= ?")
+            args.append(self.min_outcome)
+        if self.max_outcome is not None:
+            clauses.append("memories.outcome_score <= ?")
+            args.append(self.max_outcome)
+        return (" AND ".join(clauses) or "1"), args
+
+
+def list_memories(
+    db: Conn, filters: Filters, *, limit: int = 50, offset: int = 0, sort: str = "newest"
+) -> list[Memory]:
+    where, args = filters.where()
+    return memories_where(
+        db, where, args, order_by=SORTS.get(sort, SORTS["newest"]), limit=limit, offset=offset
+    )
+
+
+def count_memories(db: Conn, filters: Filters) -> int:
+    where, args = filters.where()
+    return int(raw(db).execute("SELECT count(*) FROM memories WHERE " + where, args).fetchone()[0])
+
+
+def summarise(op: Operation) -> str:
+    """One line saying what an operation changed."""
+    if op.action == "create":
+        return "created"
+    if op.action == "purge":
+        return "deleted for good"
+    old, new = op.old_value or {}, op.new_value or {}
+    if isinstance(old, dict) and isinstance(new, dict) and (old or new):
+        parts = [f"{k}: {old.get(k)!r} → {new.get(k)!r}" for k in sorted(set(old) | set(new))]
+        text = "; ".join(parts)
+    else:
+        text = f"{old!r} → {new!r}"
+    reason = op.context.get("reason") if op.context else None
+    return text + (f" ({reason})" if reason else "")
+
+
+def details(db: Conn, memory_id: str) -> dict[str, Any]:
+    """Everything about one memory: the record plus its operations history."""
+    memory = get_memory(db, memory_id)
+    info = memory.to_dict()
+    ops = history(db, memory.id)
+    info["history"] = [{**op.to_dict(), "summary": summarise(op)} for op in ops]
+    info["notes"] = []
+    return info
+
+
+def stats(db: Conn) -> dict[str, Any]:
+    conn = raw(db)
+
+    def grouped(column: str) -> dict[str, int]:
+        # Column names are fixed literals below, never user input.
+        rows = conn.execute(
+            "SELECT coalesce(" + column + ", 'global'), count(*) FROM memories GROUP BY 1 "
+            "ORDER BY 2 DESC, 1"
+        ).fetchall()
+        return {str(k): int(v) for k, v in rows}
+
+    total = int(conn.execute("SELECT count(*) FROM memories").fetchone()[0])
+    embedded = int(
+        conn.execute("SELECT count(*) FROM memories WHERE embedding IS NOT NULL").fetchone()[0]
+    )
+    return {
+        "total": total,
+        "embedded": embedded,
+        "missing_vectors": total - embedded,
+        "by_category": grouped("category"),
+        "by_status": grouped("status"),
+        "by_project": grouped("project"),
+        "by_source": grouped("source"),
+        "operations": int(conn.execute("SELECT count(*) FROM operations").fetchone()[0]),
+    }

@@ -1,0 +1,283 @@
+"""Remember, edit, forget, restore and purge: the write side every door calls."""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from memory_layer.errors import InvalidInput
+from memory_layer.models import ACTIVE, RETIRED, Memory, check_category, iso, parse_time, utcnow
+from memory_layer.storage.conn import Conn, raw
+from memory_layer.storage.records import (
+    find_by_hash,
+    get_memory,
+    insert_memory,
+    memories_by_rowid,
+    transaction,
+    update_memory,
+)
+
+
+@dataclass(frozen=True)
+class RememberResult:
+    memory: Memory
+    created: bool  # False: an existing near-duplicate was reinforced instead
+    similarity: float | None = None  # cosine to the reinforced memory, when by vector
+
+
+def new_id() -> str:
+    return secrets.token_hex(8)
+
+
+def check_text(text: Any, max_chars: int) -> str:
+    if not isinstance(text, str):
+        raise InvalidInput("Memory text must be a string.")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidInput(
+            "Memory text is not valid UTF-8. Re-save the input as UTF-8 and try again."
+        ) from None
+    text = text.replace("\x00", "").strip()
+    if not text:
+        raise InvalidInput("Memory text is empty. Write what should be remembered.")
+    if len(text) > max_chars:
+        raise InvalidInput(
+            f"Memory text is {len(text)} characters; the limit is {max_chars} "
+            "(remember.max_chars in config.yaml). Split it into smaller, specific memories."
+        )
+    return text
+
+
+def check_confidence(value: float) -> float:
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        raise InvalidInput(f"Confidence must be a number from 0 to 1, got {value!r}.") from None
+    if not 0.0 <= value <= 1.0:
+        raise InvalidInput(f"Confidence must be from 0 to 1, got {value}.")
+    return value
+
+
+def clean_tags(tags: Any) -> list[str]:
+    if tags is None:
+        return []
+    if isinstance(tags, str):
+        tags = tags.split(",")
+    out: list[str] = []
+    for tag in tags:
+        if not isinstance(tag, str):
+            raise InvalidInput(f"Tags must be strings, got {tag!r}.")
+        tag = tag.strip()
+        if tag and tag not in out:
+            out.append(tag)
+    return out
+
+
+def _near_duplicate(
+    db: Conn, vector: Any, model_id: str, project: str | None, threshold: float
+) -> tuple[Memory, float] | None:
+    from memory_layer.retrieval.vectors import vector_index
+
+    index = vector_index(db, model_id)
+    hits = index.search(vector, projects=[project], limit=1)
+    if not hits or hits[0][1] < threshold:
+        return None
+    rowid, cosine = hits[0]
+    memory = memories_by_rowid(db, [rowid]).get(rowid)
+    return (memory, cosine) if memory is not None else None
+
+
+def reinforce(
+    db: Conn,
+    memory: Memory,
+    *,
+    source: str,
+    confidence: float,
+    tags: list[str],
+    now: datetime,
+    reason: str,
+) -> Memory:
+    """The same thing said again: count it as a use and as fresh proof of usefulness."""
+    merged = list(memory.tags) + [t for t in tags if t not in memory.tags]
+    return update_memory(
+        db,
+        memory.id,
+        {
+            "use_count": memory.use_count + 1,
+            "proven_at": iso(now),
+            "confidence": max(memory.confidence, confidence),
+            "tags": merged,
+        },
+        actor=source,
+        action="reinforce",
+        context={"reason": reason},
+    )
+
+
+def remember(
+    db: Conn,
+    text: str,
+    *,
+    config: dict[str, Any],
+    category: str = "general",
+    project: str | None = None,
+    tags: Any = None,
+    source: str = "cli",
+    confidence: float | None = None,
+    memory_id: str | None = None,
+    created_at: str | None = None,
+    status: str = ACTIVE,
+    embedder: Any = None,
+    now: datetime | None = None,
+    dedupe: bool = True,
+    extra: dict[str, Any] | None = None,
+) -> RememberResult:
+    """Store a memory, or reinforce an existing near-duplicate in the same scope."""
+    settings = config["remember"]
+    text = check_text(text, int(settings["max_chars"]))
+    from memory_layer.capture.privacy import clean
+
+    text = clean(text)  # <private> spans and secrets never reach the database
+    if not text.strip():
+        raise InvalidInput("Nothing is left to remember once <private> parts are removed.")
+    category = check_category(category)
+    tag_list = clean_tags(tags)
+    conf = check_confidence(settings["default_confidence"] if confidence is None else confidence)
+    source = (source or "cli").strip() or "cli"
+    now = now or utcnow()
+    if created_at is not None:
+        try:
+            created_at = iso(parse_time(created_at))
+        except (TypeError, ValueError):
+            raise InvalidInput(
+                f"created_at {created_at!r} is not an ISO 8601 time (e.g. 2026-01-31T12:00:00Z)."
+            ) from None
+
+    with transaction(db):
+        if dedupe:
+            existing = find_by_hash(db, text, project)
+            if existing is not None and existing.status == ACTIVE:
+                memory = reinforce(
+                    db,
+                    existing,
+                    source=source,
+                    confidence=conf,
+                    tags=tag_list,
+                    now=now,
+                    reason="identical text",
+                )
+                return RememberResult(memory, created=False, similarity=1.0)
+        vector = None
+        if embedder is not None:
+            vector = embedder.embed([text])[0]
+            if dedupe:
+                near = _near_duplicate(
+                    db, vector, embedder.model_id, project, float(settings["duplicate_threshold"])
+                )
+                if near is not None:
+                    memory = reinforce(
+                        db,
+                        near[0],
+                        source=source,
+                        confidence=conf,
+                        tags=tag_list,
+                        now=now,
+                        reason=f"near-duplicate (cosine {near[1]:.3f})",
+                    )
+                    return RememberResult(memory, created=False, similarity=near[1])
+        memory_id = (memory_id or "").strip() or new_id()
+        if raw(db).execute("SELECT 1 FROM memories WHERE id = ?", [memory_id]).fetchone():
+            raise InvalidInput(f"A memory with id '{memory_id}' already exists.")
+        stamp = created_at or iso(now)
+        values: dict[str, Any] = {
+            "id": memory_id,
+            "text": text,
+            "category": category,
+            "project": project,
+            "tags": tag_list,
+            "source": source,
+            "confidence": conf,
+            "status": status,
+            "created_at": stamp,
+            "updated_at": iso(now),
+            **(extra or {}),
+        }
+        if vector is not None:
+            from memory_layer.embed import to_blob
+
+            values["embedding"] = to_blob(vector)
+            values["embedding_model"] = embedder.model_id
+        memory = insert_memory(db, values, actor=source)
+    return RememberResult(memory, created=True)
+
+
+def edit(
+    db: Conn,
+    memory_id: str,
+    *,
+    config: dict[str, Any],
+    actor: str = "cli",
+    text: str | None = None,
+    category: str | None = None,
+    tags: Any = None,
+    confidence: float | None = None,
+    project: str | None | type[Ellipsis] = ...,
+    embedder: Any = None,
+) -> Memory:
+    """Change a memory; the operations log keeps the old values."""
+    changes: dict[str, Any] = {}
+    if text is not None:
+        from memory_layer.capture.privacy import clean
+
+        changes["text"] = clean(check_text(text, int(config["remember"]["max_chars"])))
+    if category is not None:
+        changes["category"] = check_category(category)
+    if tags is not None:
+        changes["tags"] = clean_tags(tags)
+    if confidence is not None:
+        changes["confidence"] = check_confidence(confidence)
+    if project is not ...:
+        changes["project"] = project
+    if not changes:
+        raise InvalidInput("Nothing to change: give --text, --category, --tag or --confidence.")
+    if "text" in changes:
+        if embedder is not None:
+            from memory_layer.embed import to_blob
+
+            changes["embedding"] = to_blob(embedder.embed([changes["text"]])[0])
+            changes["embedding_model"] = embedder.model_id
+        else:
+            # The old vector describes the old text; drop it so `index` re-embeds.
+            changes["embedding"] = None
+            changes["embedding_model"] = None
+    return update_memory(db, memory_id, changes, actor=actor, action="edit")
+
+
+def set_status(
+    db: Conn,
+    memory_id: str,
+    status: str,
+    *,
+    actor: str,
+    reason: str | None = None,
+    action: str | None = None,
+) -> Memory:
+    context = {"reason": reason} if reason else None
+    return update_memory(
+        db, memory_id, {"status": status}, actor=actor, action=action or status, context=context
+    )
+
+
+def forget(db: Conn, memory_id: str, *, actor: str = "cli", reason: str | None = None) -> Memory:
+    """Retire a memory: withheld from recall and injection, restorable."""
+    return set_status(db, memory_id, RETIRED, actor=actor, reason=reason, action="retire")
+
+
+def restore(db: Conn, memory_id: str, *, actor: str = "cli", reason: str | None = None) -> Memory:
+    current = get_memory(db, memory_id)
+    if current.status == ACTIVE:
+        raise InvalidInput(f"Memory {current.id} is already active.")
+    return set_status(db, current.id, ACTIVE, actor=actor, reason=reason, action="restore")

@@ -1,0 +1,147 @@
+"""The memory record and the vocabulary around it."""
+
+from __future__ import annotations
+
+import difflib
+import json
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from memory_layer.errors import UnknownCategory
+
+CATEGORIES: tuple[str, ...] = (
+    "troubleshooting",
+    "gotcha",
+    "decision",
+    "pattern",
+    "convention",
+    "architecture",
+    "command",
+    "workaround",
+    "preference",
+    "dependency",
+    "environment",
+    "coding_style",
+    "tool_preference",
+    "context",
+    "todo",
+    "general",
+)
+
+# Statuses the core knows. Later layers (review, conflicts) add their own; the
+# single place that decides what agents may see is retrieval.visibility.
+ACTIVE = "active"
+RETIRED = "retired"
+
+
+def check_category(category: str) -> str:
+    value = category.strip().lower().replace("-", "_").replace(" ", "_")
+    if value in CATEGORIES:
+        return value
+    near = difflib.get_close_matches(value, CATEGORIES, n=1, cutoff=0.5)
+    hint = f" Did you mean '{near[0]}'?" if near else ""
+    raise UnknownCategory(
+        f"Unknown category '{category}'.{hint} Choose one of: {', '.join(CATEGORIES)}."
+    )
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def iso(moment: datetime) -> str:
+    return moment.astimezone(UTC).isoformat(timespec="microseconds")
+
+
+def parse_time(value: str) -> datetime:
+    moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+@dataclass(frozen=True)
+class Memory:
+    id: str
+    text: str
+    category: str
+    project: str | None
+    tags: tuple[str, ...]
+    source: str
+    confidence: float
+    outcome_score: float
+    success_count: int
+    failure_count: int
+    use_count: int
+    last_used_at: str | None
+    proven_at: str | None
+    status: str
+    created_at: str
+    updated_at: str
+    embedding_model: str | None = None
+    rowid: int = field(default=0, compare=False, repr=False)
+    # Columns added by later migrations, kept so every layer sees the whole row.
+    extra: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def scope(self) -> str:
+        return "global" if self.project is None else "project"
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data.pop("rowid")
+        extra = data.pop("extra")
+        data["tags"] = list(self.tags)
+        data["scope"] = self.scope
+        data.update(extra)
+        return data
+
+
+_BASE_FIELDS = {
+    "id",
+    "text",
+    "category",
+    "project",
+    "tags",
+    "source",
+    "confidence",
+    "outcome_score",
+    "success_count",
+    "failure_count",
+    "use_count",
+    "last_used_at",
+    "proven_at",
+    "status",
+    "created_at",
+    "updated_at",
+    "embedding_model",
+}
+
+
+def memory_from_row(row: dict[str, Any]) -> Memory:
+    tags = row.get("tags") or "[]"
+    extra = {
+        key: value
+        for key, value in row.items()
+        if key not in _BASE_FIELDS and key not in {"rowid", "embedding", "content_hash"}
+    }
+    return Memory(
+        id=row["id"],
+        text=row["text"],
+        category=row["category"],
+        project=row["project"],
+        tags=tuple(json.loads(tags) if isinstance(tags, str) else tags),
+        source=row["source"],
+        confidence=float(row["confidence"]),
+        outcome_score=float(row["outcome_score"]),
+        success_count=int(row["success_count"]),
+        failure_count=int(row["failure_count"]),
+        use_count=int(row["use_count"]),
+        last_used_at=row["last_used_at"],
+        proven_at=row.get("proven_at"),
+        status=row["status"],
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+        embedding_model=row.get("embedding_model"),
+        rowid=int(row.get("rowid") or 0),
+        extra=extra,
+    )

@@ -1,0 +1,1 @@
+"""Retrieval: candidates (FTS5 + vectors), fusion, the five-signal blend, boosts, explain."""

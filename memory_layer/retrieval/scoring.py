@@ -1,0 +1,117 @@
+"""The five-signal blend. Pure Python (no numpy) so the hook fallback path stays light.
+
+    final = (w_sim·similarity + w_out·outcome + w_rec·recency + w_freq·frequency
+             + w_conf·confidence) × category_boost
+
+Every term lies in 0..1:
+- similarity: fused keyword (BM25) and vector (cosine) evidence, see ``fuse``.
+- outcome = (outcome_score + 1) / 2, so a new memory (score 0) sits at 0.5.
+- recency = 0.5 ** (age_days / half_life_days), where age runs from the memory's
+  creation or the last time it was *proven useful* (a credited task success, or the
+  user re-stating it). Being retrieved never refreshes it.
+- frequency = min(1, ln(1 + use_count) / ln(1 + saturation_uses)). use_count counts
+  uses (reinforcements and credited outcomes), not mere retrievals.
+- confidence: set at capture (user-stated 0.8–1.0, extracted lower), clamped to 0..1.
+- category_boost: boosts[category] when the query's intent names the category, else 1.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from memory_layer.models import Memory, parse_time
+
+SIGNALS = ("similarity", "outcome", "recency", "frequency", "confidence")
+
+
+@dataclass(frozen=True)
+class Scored:
+    memory: Memory
+    score: float
+    scores: dict[str, float]
+    explain: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = self.memory.to_dict()
+        data["score"] = round(self.score, 6)
+        data["scores"] = {k: round(v, 6) for k, v in self.scores.items()}
+        data["explain"] = self.explain
+        return data
+
+
+def clamp(value: float, low: float = 0.0, high: float = 1.0) -> float:
+    return max(low, min(high, value))
+
+
+def outcome_term(score: float) -> float:
+    return clamp((score + 1.0) / 2.0)
+
+
+def recency_term(memory: Memory, now: datetime, half_life_days: float) -> tuple[float, float]:
+    """(recency, age in days) measured from creation or the last proof of usefulness."""
+    anchor = parse_time(memory.created_at)
+    if memory.proven_at:
+        anchor = max(anchor, parse_time(memory.proven_at))
+    age_days = max(0.0, (now - anchor).total_seconds() / 86400.0)
+    return 0.5 ** (age_days / half_life_days), age_days
+
+
+def frequency_term(use_count: int, saturation_uses: int) -> float:
+    if use_count <= 0:
+        return 0.0
+    return clamp(math.log1p(use_count) / math.log1p(max(1, saturation_uses)))
+
+
+def fuse(keyword: float | None, vector: float | None, vector_weight: float) -> float:
+    """Similarity from keyword evidence (BM25 relative to the best hit, 0..1) and vector
+    evidence (rescaled cosine, 0..1).
+
+    A weighted sum, not rank fusion: rank fusion lets the keyword engine's first hit
+    win by position even when it is a weak match, and lost recall to BM25 alone on
+    LoCoMo. With a weighted sum a paraphrase with no shared words still scores on the
+    vector side, and an exact identifier still scores fully on the keyword side.
+    """
+    if vector is None:
+        return clamp(keyword or 0.0)
+    return clamp((1.0 - vector_weight) * (keyword or 0.0) + vector_weight * vector)
+
+
+def blend(
+    memory: Memory,
+    similarity: float,
+    *,
+    config: dict[str, Any],
+    now: datetime,
+    boosts_for_query: dict[str, str],
+    explain: dict[str, Any] | None = None,
+) -> Scored:
+    weights = config["weights"]
+    recency, age_days = recency_term(memory, now, float(config["recency"]["half_life_days"]))
+    terms = {
+        "similarity": clamp(similarity),
+        "outcome": outcome_term(memory.outcome_score),
+        "recency": recency,
+        "frequency": frequency_term(memory.use_count, int(config["frequency"]["saturation_uses"])),
+        "confidence": clamp(memory.confidence),
+    }
+    base = sum(float(weights[name]) * terms[name] for name in SIGNALS)
+    reason = boosts_for_query.get(memory.category)
+    boost = float(config["boosts"].get(memory.category, 1.0)) if reason else 1.0
+    details = dict(explain or {})
+    details.update(
+        {
+            "age_days": round(age_days, 3),
+            "boost_reason": reason or "no intent in the query matches this category",
+            "weighted": {name: round(float(weights[name]) * terms[name], 6) for name in SIGNALS},
+            "base": round(base, 6),
+        }
+    )
+    return Scored(memory, base * boost, {**terms, "boost": boost}, details)
+
+
+def rank(items: list[Scored]) -> list[Scored]:
+    """Best first; ties broken by similarity, then id, so order is deterministic."""
+    return sorted(items, key=lambda s: (-round(s.score, 12), -s.scores["similarity"], s.memory.id))

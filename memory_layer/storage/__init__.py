@@ -1,0 +1,1 @@
+"""Storage: the SQLite file, its migrations, memory rows and the operations log."""

@@ -1,0 +1,20 @@
+"""A connection is either a sqlite-utils Database or a bare sqlite3 connection.
+
+The hook fallback path opens a bare connection because importing sqlite-utils
+(which pulls in numpy, dateutil and pluggy) costs ~0.2 s, more than the whole
+hook budget. Storage and retrieval functions accept either.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import TYPE_CHECKING, Union
+
+if TYPE_CHECKING:
+    from sqlite_utils import Database
+
+Conn = Union["Database", sqlite3.Connection]
+
+
+def raw(db: Conn) -> sqlite3.Connection:
+    return db if isinstance(db, sqlite3.Connection) else db.conn

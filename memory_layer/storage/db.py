@@ -1,0 +1,96 @@
+"""Opening the database: file mode, WAL, busy timeout, migrations, clear errors."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from pathlib import Path
+
+from memory_layer.errors import DatabaseError
+from memory_layer.paths import db_path
+from memory_layer.storage.conn import Conn, raw
+
+BUSY_TIMEOUT_MS = 5000
+
+
+def _explain(exc: sqlite3.Error, path: Path) -> DatabaseError:
+    message = str(exc)
+    if "locked" in message or "busy" in message:
+        return DatabaseError(
+            f"{path} is locked by another process (waited {BUSY_TIMEOUT_MS / 1000:.0f}s). "
+            "Close the other writer (`memory-layer engine stop` stops the background engine) "
+            "and try again."
+        )
+    if "not a database" in message or "malformed" in message or "corrupt" in message:
+        return DatabaseError(
+            f"{path} is corrupt or not a memory-layer database ({message}). Nothing was "
+            "changed. Move it aside and restore a backup (`memory-layer backup` makes them), "
+            "or point MEMORY_LAYER_HOME at another directory."
+        )
+    return DatabaseError(f"Cannot use {path}: {message}")
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # Create the file ourselves so it is never world-readable, even for an instant.
+        fd = os.open(path, os.O_CREAT | os.O_WRONLY, 0o600)
+        os.close(fd)
+    conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
+    # Autocommit: transactions are explicit (records.transaction), never opened behind our back.
+    conn.isolation_level = None
+    conn.execute("PRAGMA busy_timeout = 5000")
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA synchronous = NORMAL")
+    conn.execute("PRAGMA foreign_keys = ON")
+    return conn
+
+
+def _up_to_date(conn: sqlite3.Connection) -> bool:
+    from memory_layer.storage.migrations import MIGRATIONS, SET_NAME
+
+    try:
+        applied = {
+            row[0]
+            for row in conn.execute(
+                "SELECT name FROM _sqlite_migrations WHERE migration_set = ?", [SET_NAME]
+            )
+        }
+    except sqlite3.OperationalError:  # no migrations table yet: a new database
+        return False
+    return all(name in applied for name, _ in MIGRATIONS)
+
+
+def open_db(path: Path | None = None, *, migrate: bool = True) -> sqlite3.Connection:
+    """Open (creating with mode 0600 if needed) and migrate the memory database.
+
+    Returns a plain sqlite3 connection in autocommit mode; sqlite-utils is imported
+    only to apply pending migrations (see migrations.py for why).
+    """
+    path = path or db_path()
+    try:
+        conn = _connect(path)
+        if migrate and not _up_to_date(conn):
+            from sqlite_utils import Database
+
+            from memory_layer.storage.migrations import migration_set
+
+            # BEGIN IMMEDIATE serialises concurrent first opens: the second process waits,
+            # then finds nothing pending. Each migration nests inside as a savepoint.
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                migration_set().apply(Database(conn))
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+    except sqlite3.Error as exc:
+        raise _explain(exc, path) from None
+    return conn
+
+
+def generation(db: Conn) -> int:
+    """Counter bumped by triggers on any change the vector cache depends on."""
+    row = raw(db).execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+    return int(row[0]) if row else 0

@@ -1,0 +1,74 @@
+"""How text becomes FTS5 tokens and queries.
+
+unicode61 treats a run of CJK characters as one token, so "数据库迁移" would only
+match that exact run. We index CJK text with a space between characters and turn
+a CJK run in a query into a phrase of those characters: a Chinese word then
+matches wherever its characters appear next to each other.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+
+# Han, Hiragana, Katakana, Hangul syllables and CJK punctuation-free ranges.
+_CJK = (
+    "\u3040-\u30ff"  # Hiragana, Katakana
+    "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"  # Han
+    "\uac00-\ud7af"  # Hangul syllables
+)
+_CJK_CHAR = re.compile(f"[{_CJK}]")
+_CJK_RUN = re.compile(f"[{_CJK}]+")
+# Word characters that unicode61 keeps together, minus CJK (handled separately).
+_WORD = re.compile(rf"[^\W_{_CJK}]+")
+
+# Dropped from OR queries: they match nearly everything and slow FTS5 down ~4x.
+STOPWORDS = frozenset(
+    """a about above after again all also am an and any are as at be because been before
+    being below between both but by can could did do does doing done down during each few
+    for from further get got had has have having he her here hers him his how i if in into
+    is it its itself just let me more most my myself no nor not now of off on once only or
+    other our ours out over own same she should so some such than that the their theirs them
+    then there these they this those through to too under until up us very was we were what
+    when where which while who whom why will with would you your yours yourself
+    whats hows wheres whys thing things way ways something anything use used using""".split()
+)
+
+
+def fts_body(text: str) -> str:
+    """The text as stored in the FTS index: CJK characters separated by spaces."""
+    return _CJK_CHAR.sub(lambda m: f" {m.group(0)} ", text)
+
+
+def query_terms(query: str) -> list[str]:
+    """Distinct search terms of a query, in order: words (no stopwords) and CJK runs."""
+    terms: list[str] = []
+    seen: set[str] = set()
+    for match in re.finditer(rf"[{_CJK}]+|[^\W_{_CJK}]+", query):
+        term = match.group(0)
+        key = term.lower()
+        if _CJK_RUN.fullmatch(term) is None and (key in STOPWORDS or len(key) < 2):
+            continue
+        if key not in seen:
+            seen.add(key)
+            terms.append(term)
+    return terms
+
+
+def fts_query(query: str) -> str | None:
+    """An FTS5 MATCH expression OR-ing the query's terms, each quoted; None if nothing is left."""
+    parts: list[str] = []
+    for term in query_terms(query):
+        if _CJK_RUN.fullmatch(term):
+            parts.append('"' + " ".join(term) + '"')
+        else:
+            parts.append('"' + term.replace('"', '""') + '"')
+    return " OR ".join(parts) if parts else None
+
+
+def normalise_for_hash(text: str) -> str:
+    """A hash of the text with case, punctuation and spacing removed: exact-duplicate detection."""
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    words = _WORD.findall(folded) + _CJK_CHAR.findall(folded)
+    return hashlib.sha256(" ".join(words).encode("utf-8")).hexdigest()

@@ -1,0 +1,171 @@
+"""JSONL import and export. Export round-trips through import.
+
+Import validates every line before writing anything, then writes all of them in
+one transaction: a bad line is reported with its number and nothing is imported.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from memory_layer.errors import ImportFailed, InvalidInput
+from memory_layer.memories import check_confidence, check_text, clean_tags, new_id
+from memory_layer.models import check_category, iso, parse_time, utcnow
+from memory_layer.storage.conn import Conn, raw
+from memory_layer.storage.records import insert_memory, memories_where, transaction
+from memory_layer.storage.textindex import normalise_for_hash
+
+# Fields export writes beyond the import minimum, so a round trip loses nothing.
+_COUNTS = ("success_count", "failure_count", "use_count")
+_TIMES = ("created_at", "updated_at", "last_used_at", "proven_at")
+
+
+@dataclass(frozen=True)
+class ImportReport:
+    imported: int
+    skipped: int
+
+
+def _field_error(number: int, message: str) -> ImportFailed:
+    return ImportFailed(f"Line {number}: {message} Nothing was imported.")
+
+
+def parse_line(number: int, raw_line: bytes, max_chars: int) -> dict[str, Any] | None:
+    """One JSONL line as validated column values, or None for a blank line."""
+    try:
+        line = raw_line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _field_error(number, f"not valid UTF-8 (byte {exc.start}).") from None
+    if not line.strip():
+        return None
+    try:
+        data = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise _field_error(number, f"not valid JSON ({exc.msg} at column {exc.colno}).") from None
+    if not isinstance(data, dict):
+        raise _field_error(number, 'expected a JSON object such as {"text": "..."}.')
+    if "text" not in data:
+        raise _field_error(number, 'missing "text".')
+    try:
+        from memory_layer.capture.privacy import clean
+
+        values: dict[str, Any] = {"text": clean(check_text(data["text"], max_chars))}
+        values["category"] = check_category(str(data.get("category") or "general"))
+        project = data.get("project")
+        if project is not None and not isinstance(project, str):
+            raise InvalidInput('"project" must be a string or null.')
+        values["project"] = project or None
+        values["tags"] = clean_tags(data.get("tags"))
+        values["source"] = str(data.get("source") or "import")
+        values["confidence"] = check_confidence(data.get("confidence", 0.8))
+        if data.get("id") is not None:
+            if not isinstance(data["id"], str) or not data["id"].strip():
+                raise InvalidInput('"id" must be a non-empty string.')
+            values["id"] = data["id"].strip()
+        for key in _TIMES:
+            if data.get(key):
+                try:
+                    values[key] = iso(parse_time(str(data[key])))
+                except ValueError:
+                    raise InvalidInput(f'"{key}" is not an ISO 8601 time.') from None
+        for key in _COUNTS:
+            if key in data:
+                if not isinstance(data[key], int) or data[key] < 0:
+                    raise InvalidInput(f'"{key}" must be a non-negative integer.')
+                values[key] = data[key]
+        if "outcome_score" in data:
+            score = data["outcome_score"]
+            if not isinstance(score, (int, float)) or not -1.0 <= score <= 1.0:
+                raise InvalidInput('"outcome_score" must be a number from -1 to 1.')
+            values["outcome_score"] = float(score)
+        if "status" in data:
+            if not isinstance(data["status"], str) or not data["status"]:
+                raise InvalidInput('"status" must be a non-empty string.')
+            values["status"] = data["status"]
+    except InvalidInput as exc:
+        raise _field_error(number, str(exc)) from None
+    return values
+
+
+def read_lines(stream: Iterable[bytes], max_chars: int) -> list[tuple[int, dict[str, Any]]]:
+    parsed: list[tuple[int, dict[str, Any]]] = []
+    seen: dict[str, int] = {}
+    for number, raw_line in enumerate(stream, 1):
+        values = parse_line(number, raw_line, max_chars)
+        if values is None:
+            continue
+        if "id" in values:
+            if values["id"] in seen:
+                raise _field_error(
+                    number, f'id "{values["id"]}" repeats line {seen[values["id"]]}.'
+                )
+            seen[values["id"]] = number
+        parsed.append((number, values))
+    return parsed
+
+
+def import_records(
+    db: Conn,
+    records: list[tuple[int, dict[str, Any]]],
+    *,
+    embedder: Any = None,
+    progress: Callable[[Iterable[Any]], Iterator[Any]] = iter,
+    actor: str = "import",
+) -> ImportReport:
+    """Write validated records in one transaction, skipping ones already stored."""
+    conn = raw(db)
+    now = iso(utcnow())
+    todo: list[dict[str, Any]] = []
+    skipped = 0
+    for number, values in records:
+        if "id" in values:
+            row = conn.execute("SELECT text FROM memories WHERE id = ?", [values["id"]]).fetchone()
+            if row is not None:
+                if normalise_for_hash(row[0]) == normalise_for_hash(values["text"]):
+                    skipped += 1
+                    continue
+                raise _field_error(number, f'id "{values["id"]}" already exists with other text.')
+        elif conn.execute(
+            "SELECT 1 FROM memories WHERE content_hash = ? AND project IS ?",
+            [normalise_for_hash(values["text"]), values["project"]],
+        ).fetchone():
+            skipped += 1
+            continue
+        todo.append(values)
+    if embedder is not None and todo:
+        from memory_layer.embed import to_blob
+
+        batch = 256
+        for start in progress(range(0, len(todo), batch)):
+            chunk = todo[start : start + batch]
+            for values, vector in zip(
+                chunk, embedder.embed([v["text"] for v in chunk]), strict=True
+            ):
+                values["embedding"] = to_blob(vector)
+                values["embedding_model"] = embedder.model_id
+    with transaction(conn):
+        for values in todo:
+            values.setdefault("id", new_id())
+            values.setdefault("created_at", now)
+            values.setdefault("updated_at", now)
+            insert_memory(conn, values, actor=actor, context={"via": "import"})
+    return ImportReport(imported=len(todo), skipped=skipped)
+
+
+def export_records(db: Conn) -> Iterator[dict[str, Any]]:
+    """Every memory, oldest first, with every field import understands."""
+    offset = 0
+    while True:
+        page = memories_where(
+            db, "1", [], order_by="memories.created_at, memories.id", limit=1000, offset=offset
+        )
+        if not page:
+            return
+        for memory in page:
+            data = memory.to_dict()
+            data.pop("scope", None)
+            yield data
+        offset += len(page)
