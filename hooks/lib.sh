@@ -1,0 +1,105 @@
+# Shared by hooks/run, hooks/bootstrap and bin/memory-layer (sourced, never executed).
+#
+# It answers one question the same way for all three: which interpreter has
+# memory_layer installed for this copy of the plugin. POSIX sh only, because
+# hooks run under whatever /bin/sh the machine has (dash, bash, busybox ash).
+
+ML_KEY_FILE=.memory-layer-key
+
+# The install marker: a checksum of the files that decide what gets installed.
+# pyproject.toml carries the dependencies, plugin.json the version, so a plugin
+# update changes the key and the venv is rebuilt. cksum is POSIX, unlike sha256sum.
+ml_key() {
+    cat "$1/pyproject.toml" "$1/.claude-plugin/plugin.json" 2>/dev/null | cksum
+}
+
+ml_log_file() {
+    printf '%s\n' "${MEMORY_LAYER_HOME:-$HOME/.memory-layer}/logs/hooks.log"
+}
+
+# Append one line to hooks.log. Logging must never break a hook, so every
+# failure here is swallowed.
+ml_log() {
+    _ml_log=$(ml_log_file)
+    [ -d "${_ml_log%/*}" ] || (umask 077 && mkdir -p "${_ml_log%/*}") 2>/dev/null
+    printf '%s launcher[%s] %s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$$" "$*" \
+        >>"$_ml_log" 2>/dev/null || :
+}
+
+# True when DATA/venv holds a finished install whose marker matches KEY.
+ml_venv_ok() {
+    [ -x "$1/venv/bin/python" ] && [ -f "$1/venv/$ML_KEY_FILE" ] || return 1
+    _ml_have=
+    IFS= read -r _ml_have <"$1/venv/$ML_KEY_FILE" || [ -n "$_ml_have" ] || return 1
+    [ "$_ml_have" = "$2" ]
+}
+
+# The plugin data directories to look in. Hooks and the MCP server get
+# CLAUDE_PLUGIN_DATA from Claude Code; the Bash tool does not, so the
+# SessionStart launcher exports MEMORY_LAYER_PLUGIN_DATA through CLAUDE_ENV_FILE,
+# and as a last resort every data directory this plugin can have is tried (one
+# per marketplace name, e.g. memory-layer-memory-layer). The marker check keeps
+# a foreign or outdated venv from being picked.
+ml_data_dirs() {
+    [ -n "${CLAUDE_PLUGIN_DATA:-}" ] && printf '%s\n' "$CLAUDE_PLUGIN_DATA"
+    [ -n "${MEMORY_LAYER_PLUGIN_DATA:-}" ] && printf '%s\n' "$MEMORY_LAYER_PLUGIN_DATA"
+    for _ml_dir in "${CLAUDE_CONFIG_DIR:-$HOME/.claude}"/plugins/data/memory-layer-*; do
+        [ -d "$_ml_dir" ] && printf '%s\n' "$_ml_dir"
+    done
+    return 0
+}
+
+# A `memory-layer` on PATH that is not this plugin's own bin/memory-layer.
+# MEMORY_LAYER_VIA_PLUGIN is set before exec'ing one, so a second copy of this
+# plugin (another version, another scope) found on PATH cannot loop back here.
+ml_path_cli() {
+    [ -z "${MEMORY_LAYER_VIA_PLUGIN:-}" ] || return 1
+    _ml_ifs=$IFS
+    IFS=:
+    for _ml_dir in $PATH; do
+        IFS=$_ml_ifs
+        _ml_cand=${_ml_dir:-.}/memory-layer
+        if [ -f "$_ml_cand" ] && [ -x "$_ml_cand" ] && ! [ "$_ml_cand" -ef "$1/bin/memory-layer" ]; then
+            printf '%s\n' "$_ml_cand"
+            return 0
+        fi
+    done
+    IFS=$_ml_ifs
+    return 1
+}
+
+# Resolve, in order: $MEMORY_LAYER_PYTHON; a venv in the plugin data directory
+# whose marker matches this plugin; a `memory-layer` already on PATH.
+# Sets ML_PYTHON or ML_CLI (exactly one) and returns 0, or returns 1 with
+# ML_ERROR set when MEMORY_LAYER_PYTHON is set but unusable, empty otherwise.
+ml_resolve() {
+    ML_PYTHON=
+    ML_CLI=
+    ML_ERROR=
+    if [ -n "${MEMORY_LAYER_PYTHON:-}" ]; then
+        if [ -x "$MEMORY_LAYER_PYTHON" ] && [ -f "$MEMORY_LAYER_PYTHON" ]; then
+            ML_PYTHON=$MEMORY_LAYER_PYTHON
+            return 0
+        fi
+        ML_ERROR="MEMORY_LAYER_PYTHON=$MEMORY_LAYER_PYTHON is not an executable file; point it at the python of an environment where memory-layer is installed, or unset it"
+        return 1
+    fi
+    _ml_key=$(ml_key "$1")
+    _ml_dirs=$(ml_data_dirs)
+    _ml_ifs=$IFS
+    IFS='
+'
+    for _ml_data in $_ml_dirs; do
+        if ml_venv_ok "$_ml_data" "$_ml_key"; then
+            IFS=$_ml_ifs
+            ML_PYTHON=$_ml_data/venv/bin/python
+            return 0
+        fi
+    done
+    IFS=$_ml_ifs
+    if ML_CLI=$(ml_path_cli "$1"); then
+        return 0
+    fi
+    ML_CLI=
+    return 1
+}
