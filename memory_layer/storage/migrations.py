@@ -123,3 +123,65 @@ def m004_generation(db: Database) -> None:
         "CREATE TRIGGER memories_gen_update AFTER UPDATE OF embedding, project, status, text "
         "ON memories " + bump
     )
+
+
+# --- Claude Code plugin: surfacings, sessions and their cheap event log -------------
+
+
+@migrations(name="m010_usage_and_sessions")
+def m010_usage_and_sessions(db: Database) -> None:
+    # One row per time a memory was shown to an agent (injected by a hook, recalled,
+    # returned by MCP search). Outcome learning credits memories from these rows.
+    db.execute(
+        """
+        CREATE TABLE usage (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            memory_id TEXT NOT NULL,
+            session_id TEXT,
+            project TEXT,
+            kind TEXT NOT NULL,          -- injected | recalled | mcp_search | session_start
+            at TEXT NOT NULL,
+            query TEXT,
+            rank INTEGER,
+            score REAL
+        )
+        """
+    )
+    db.execute("CREATE INDEX idx_usage_session ON usage(session_id, memory_id)")
+    db.execute("CREATE INDEX idx_usage_memory ON usage(memory_id, at)")
+    db.execute("CREATE INDEX idx_usage_project_at ON usage(project, at)")
+    db.execute(
+        """
+        CREATE TABLE sessions (
+            session_id TEXT PRIMARY KEY,
+            project TEXT,
+            cwd TEXT,
+            transcript_path TEXT,
+            transcript_offset INTEGER NOT NULL DEFAULT 0,  -- bytes already extracted
+            started_at TEXT,
+            ended_at TEXT,
+            end_reason TEXT
+        )
+        """
+    )
+    # Cheap per-session signals: tool calls (command, ok, error, file), prompts and
+    # assistant messages. Capture derives memories from them; outcomes read them as
+    # evidence that a surfaced memory was acted on.
+    db.execute(
+        """
+        CREATE TABLE session_events (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            session_id TEXT NOT NULL,
+            project TEXT,
+            at TEXT NOT NULL,
+            kind TEXT NOT NULL,          -- tool | prompt | assistant
+            tool TEXT,
+            command TEXT,
+            ok INTEGER,
+            error TEXT,
+            file_path TEXT,
+            text TEXT
+        )
+        """
+    )
+    db.execute("CREATE INDEX idx_session_events_session ON session_events(session_id, id)")
