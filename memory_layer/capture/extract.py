@@ -280,7 +280,13 @@ def _instruction(sentences: list[str], i: int) -> tuple[Candidate | None, int]:
         text = _finish(text)
         if not text:
             return None, 0
-        category = _instruction_category(text)
+        pair = _USE_NOT.match(_FILLER.sub("", body))
+        if pair:
+            category = _instruction_category(
+                text, pair.group("a") or pair.group("pa"), pair.group("b") or pair.group("pb")
+            )
+        else:
+            category = _instruction_category(text)
         if category == "convention" and _ENVIRONMENT.search(text):
             category = "environment"
         return Candidate(text, category, 0.9, "instruction.remember", s), used
@@ -389,7 +395,7 @@ _GOTCHA_LABEL = re.compile(
 )
 _NOTE_THAT = re.compile(r"^(?:note|beware|be aware)\s+that\s+(?P<body>.+)", re.IGNORECASE)
 _CONSTRAINT = re.compile(
-    r"\b(?:only (?:works|if|when|after|with|on)|must|requires?|unless|won'?t|doesn'?t|does not|"
+    r"\b(?:only|must|requires?|unless|won'?t|doesn'?t|does not|"
     r"cannot|can'?t|isn'?t supported|not supported|silently|by default|otherwise|never)\b",
     re.IGNORECASE,
 )

@@ -1,0 +1,584 @@
+"""Cheap signals from tool events: what failed, what fixed it, what commands work.
+
+The hook layer keeps a small per-session log of ``ToolEvent`` values (one per
+Bash/Edit/Write call, persisted with ``to_dict``/``from_dict``) and calls
+
+* ``troubleshooting_candidates``: a command failed, later a similar command
+  (same program and subcommand, or same target file) succeeded; the memory
+  names the most informative error line and what happened in between
+  (installs, other commands, edited files);
+* ``command_candidates``: successful build/test/lint/format/typecheck
+  commands, normalised, one per tool, never trivial ones like ``ls``.
+
+No LLM, no store: a few string operations per event, cheap enough for a hook.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from memory_layer.capture.candidate import Candidate, dedupe
+from memory_layer.capture.privacy import clean
+from memory_layer.capture.transcript import Entry, ToolUse
+
+__all__ = [
+    "ToolEvent",
+    "command_candidates",
+    "command_key",
+    "command_kind",
+    "error_line",
+    "event_from_hook",
+    "events_from_entries",
+    "normalise_command",
+    "signal_candidates",
+    "troubleshooting_candidates",
+]
+
+SHELL_TOOLS = frozenset({"Bash", "PowerShell"})
+EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
+# How far after a failure we look for the similar command that succeeded.
+WINDOW = 40
+MAX_SNIPPET = 2_000
+
+
+@dataclass(frozen=True)
+class ToolEvent:
+    """One tool call, reduced to what the signals need.
+
+    ``ok`` is False for a failed call (PostToolUseFailure, ``is_error``
+    results, interrupted commands).  ``error`` holds the failure text and
+    ``output`` a stdout/stderr snippet; both are cleaned and truncated by the
+    constructors below, so the event log never holds secrets.
+    """
+
+    tool: str
+    command: str = ""
+    ok: bool = True
+    error: str = ""
+    output: str = ""
+    file_path: str = ""
+    ts: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ToolEvent:
+        """Inverse of ``to_dict``; tolerant of missing or mistyped fields."""
+
+        def text(key: str) -> str:
+            value = data.get(key)
+            return value if isinstance(value, str) else ""
+
+        return cls(
+            tool=text("tool"),
+            command=text("command"),
+            ok=data.get("ok") is not False,
+            error=text("error"),
+            output=text("output"),
+            file_path=text("file_path"),
+            ts=text("ts"),
+        )
+
+    @property
+    def is_shell(self) -> bool:
+        return self.tool in SHELL_TOOLS and bool(self.command)
+
+    @property
+    def is_edit(self) -> bool:
+        return self.tool in EDIT_TOOLS and bool(self.file_path)
+
+
+def _snippet(text: str) -> str:
+    """Clean and bound a tool output; keep head and tail, where errors usually are."""
+    text = clean(text)
+    if len(text) <= MAX_SNIPPET:
+        return text
+    half = MAX_SNIPPET // 2
+    return f"{text[:half]}\n…\n{text[-half:]}"
+
+
+def _str(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _file_path(tool_input: Mapping[str, Any]) -> str:
+    return _str(tool_input.get("file_path")) or _str(tool_input.get("notebook_path"))
+
+
+def event_from_hook(
+    tool_name: str,
+    tool_input: Mapping[str, Any] | None,
+    tool_response: Any = None,
+    error: str | None = None,
+    ts: str = "",
+) -> ToolEvent:
+    """Build an event from PostToolUse / PostToolUseFailure payload fields.
+
+    Pass ``error`` for PostToolUseFailure (it starts with ``Exit code N``).
+    A Bash ``tool_response`` is ``{stdout, stderr, interrupted, …}``.
+    """
+    tool_input = tool_input or {}
+    response = tool_response if isinstance(tool_response, Mapping) else {}
+    output = "\n".join(
+        part for part in (_str(response.get("stdout")), _str(response.get("stderr"))) if part
+    )
+    if isinstance(tool_response, str):
+        output = tool_response
+    interrupted = response.get("interrupted") is True
+    return ToolEvent(
+        tool=tool_name,
+        command=clean(_str(tool_input.get("command"))),
+        ok=error is None and not interrupted,
+        error=_snippet(error or ""),
+        output=_snippet(output),
+        file_path=_file_path(tool_input) or _str(response.get("filePath")),
+        ts=ts,
+    )
+
+
+def events_from_entries(entries: Iterable[Entry]) -> list[ToolEvent]:
+    """Pair transcript ``tool_use`` blocks with their results, in result order.
+
+    Sidechain (subagent) calls are skipped: their failures and fixes belong
+    to the subagent's own transcript.
+    """
+    pending: dict[str, ToolUse] = {}
+    events: list[ToolEvent] = []
+    for entry in entries:
+        if entry.is_sidechain:
+            continue
+        for use in entry.tool_uses:
+            pending[use.id] = use
+        for result in entry.tool_results:
+            use = pending.pop(result.tool_use_id, None)
+            if use is None:
+                continue
+            out = entry.tool_output
+            output = result.text
+            if out is not None and (out.stdout or out.stderr):
+                output = "\n".join(p for p in (out.stdout, out.stderr) if p)
+            failed = result.is_error or (out is not None and out.interrupted)
+            events.append(
+                ToolEvent(
+                    tool=use.name,
+                    command=clean(_str(use.input.get("command"))),
+                    ok=not failed,
+                    error=_snippet(result.text) if failed else "",
+                    output=_snippet(output),
+                    file_path=_file_path(use.input) or (out.file_path if out else ""),
+                    ts=entry.timestamp,
+                )
+            )
+    return events
+
+
+# --- commands ---------------------------------------------------------------
+
+_CD_PREFIX = re.compile(r"^\s*(?:cd|pushd)\s+(?:\"[^\"]*\"|'[^']*'|\S+)\s*(?:&&|;)\s*")
+_WRAPPER_PREFIX = re.compile(r"^\s*(?:time|timeout\s+(?:-\S+\s+)*\d+[smh]?)\s+")
+_TRAILING = re.compile(
+    r"\s*(?:\d?>&\d|\d?>\s*/dev/null|\|\s*(?:tail|head|less|more|cat|grep|tee)\b[^|;&]*|"
+    r";\s*echo\b[^|;&]*|&&\s*echo\b[^|;&]*|\|\|\s*(?:true|echo\b[^|;&]*)|\s+&)\s*$"
+)
+
+
+def normalise_command(command: str) -> str:
+    """Strip what varies between runs: ``cd x &&``, ``| tail``, ``2>&1``, ``; echo``."""
+    cmd = command.strip()
+    while True:
+        new = _CD_PREFIX.sub("", cmd)
+        new = _WRAPPER_PREFIX.sub("", new)
+        new = _TRAILING.sub("", new).strip()
+        if new == cmd:
+            return re.sub(r"[ \t]+", " ", cmd)
+        cmd = new
+
+
+_RUNNERS = {
+    ("uv", "run"),
+    ("poetry", "run"),
+    ("pdm", "run"),
+    ("pipenv", "run"),
+    ("hatch", "run"),
+    ("pnpm", "exec"),
+    ("bundle", "exec"),
+    ("npm", "exec"),
+    ("yarn", "exec"),
+}
+_SINGLE_RUNNERS = {"sudo", "npx", "bunx", "env", "nice", "command", "exec", "xvfb-run"}
+_SUBCOMMAND_TOOLS = frozenset(
+    """git npm pnpm yarn bun deno cargo go docker podman kubectl helm terraform uv pip pip3
+    poetry pdm make gradle gradlew mvn mvnw dotnet bundle rails mix swift bazel ruff biome
+    cmake brew apt apt-get conda npx alembic""".split()
+)
+
+
+def _tokens(command: str) -> list[str]:
+    try:
+        return shlex.split(command)
+    except ValueError:
+        return command.split()
+
+
+def _program_tokens(command: str) -> list[str]:
+    """Tokens of the first pipeline stage with wrappers and env assignments removed."""
+    first = re.split(r"\s(?:&&|\|\||\||;)\s", normalise_command(command), maxsplit=1)[0]
+    toks = _tokens(first)
+    while toks:
+        head = os.path.basename(toks[0])
+        if re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", toks[0]) or head in _SINGLE_RUNNERS:
+            toks = toks[1:]
+        elif len(toks) > 1 and (head, toks[1]) in _RUNNERS:
+            toks = toks[2:]
+        elif re.match(r"^python(?:\d(?:\.\d+)?)?$", head) and len(toks) > 2 and toks[1] == "-m":
+            toks = toks[2:]
+        else:
+            break
+    if toks:
+        toks[0] = os.path.basename(toks[0])
+    return toks
+
+
+def command_key(command: str) -> str:
+    """Program plus subcommand: ``pytest``, ``git commit``, ``npm run build``."""
+    toks = _program_tokens(command)
+    if not toks:
+        return ""
+    prog = toks[0]
+    args = [t for t in toks[1:] if not t.startswith("-")]
+    if prog in _SUBCOMMAND_TOOLS and args:
+        if prog in ("npm", "pnpm", "yarn", "bun") and args[0] == "run" and len(args) > 1:
+            return f"{prog} run {args[1]}"
+        return f"{prog} {args[0]}"
+    if re.match(r"^(?:python\d?(?:\.\d+)?|node|ruby|perl|bash|sh)$", prog) and args:
+        return f"{prog} {args[0]}"
+    return prog
+
+
+def _targets(command: str) -> set[str]:
+    """Arguments that name files or directories (``tests/test_db.py``, ``src/``)."""
+    toks = _program_tokens(command)[1:]
+    return {
+        t.rstrip("/")
+        for t in toks
+        if not t.startswith("-") and ("/" in t or re.search(r"\.\w{1,5}$", t))
+    }
+
+
+_TRIVIAL = frozenset(
+    """ls ll la cat cd pwd echo printf head tail less more wc which type whereis file stat tree
+    du df ps top htop env printenv clear history man true false sleep date whoami id uname
+    grep rg ag fd find sed awk sort uniq diff cmp jq yq open xdg-open""".split()
+)
+_TRIVIAL_GIT = frozenset(
+    {"status", "log", "diff", "show", "branch", "remote", "blame", "rev-parse"}
+)
+
+
+def _is_trivial(command: str) -> bool:
+    toks = _program_tokens(command)
+    if not toks:
+        return True
+    if toks[0] == "git":
+        args = [t for t in toks[1:] if not t.startswith("-")]
+        return not args or args[0] in _TRIVIAL_GIT
+    return toks[0] in _TRIVIAL
+
+
+def _similar(a: str, b: str) -> bool:
+    key = command_key(a)
+    return (bool(key) and key == command_key(b)) or bool(_targets(a) & _targets(b))
+
+
+# --- error lines ------------------------------------------------------------
+
+_NOISE_LINE = re.compile(
+    r"^\s*(?:exit code \d+|traceback \(most recent call last\)|file \"|during handling|"
+    r"the above exception|npm err! (?:a complete log|code|errno|path|syscall|command failed)|"
+    r"[=\-_*~#^ ]+$|for more information|short test summary info|\d+ (?:failed|error)|"
+    r"error: command failed|make: \*\*\*|error: process completed|"
+    r"error: could not compile|error: script|npm err! test failed|.*returned non-zero exit)",
+    re.IGNORECASE,
+)
+_STRONG = re.compile(
+    r"^(?:E\s+|npm ERR!\s+)?(?:[A-Za-z_][\w.]*(?:Error|Exception|Failure):"
+    r"|error(?:\[E?\d+\])?:|fatal:|FAILED\s.+\s-\s|ERROR:|Error:|panic:|thread .+ panicked|"
+    r"\S+:\d+(?::\d+)?:\s*(?:fatal )?error)",
+)
+_WEAK = re.compile(
+    r"\b(?:error|cannot|can'?t|could not|not found|no such file|permission denied|denied|"
+    r"undefined|unresolved|missing|refused|timed out|invalid|failed)\b",
+    re.IGNORECASE,
+)
+_LINE_PREFIX = re.compile(r"^(?:E\s{2,}|npm ERR!\s+|>\s+)")
+
+
+def error_line(text: str) -> str:
+    """Pick the most informative line of an error output.
+
+    A typed exception or compiler ``error:`` line beats a line that merely
+    mentions an error, which beats anything else; generic wrappers ("Exit
+    code 1", "make: *** Error 1", "could not compile") never win.  Ties go
+    to the first, usually the root of a chain.
+    """
+    best, best_score = "", 0
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or len(line) < 4 or _NOISE_LINE.match(line):
+            continue
+        score = 3 if _STRONG.match(line) else 2 if _WEAK.search(line) else 1
+        if score > best_score:
+            best, best_score = line, score
+    best = _LINE_PREFIX.sub("", best).strip()
+    return best[:200]
+
+
+# --- candidates -------------------------------------------------------------
+
+# Files whose edits fix the environment rather than the program.
+_CONFIG_FILE = re.compile(
+    r"(?:^|/)(?:Dockerfile[^/]*|docker-compose[^/]*|compose\.ya?ml|Makefile|justfile|"
+    r"\.env[^/]*|requirements[^/]*\.txt|package\.json|tsconfig[^/]*\.json|go\.mod|"
+    r"Cargo\.toml|pyproject\.toml|setup\.(?:py|cfg)|tox\.ini|conftest\.py|"
+    r"[^/]+\.(?:toml|ini|cfg|ya?ml|conf))$"
+)
+
+
+def _config_edited(between: list[ToolEvent]) -> bool:
+    return any(ev.ok and ev.is_edit and _CONFIG_FILE.search(ev.file_path) for ev in between)
+
+
+def _short(command: str, limit: int = 100) -> str:
+    cmd = normalise_command(command).replace("`", "'")
+    return cmd if len(cmd) <= limit else cmd[: limit - 1] + "…"
+
+
+def _rel(path: str, cwd: str) -> str:
+    if cwd and os.path.isabs(path):
+        try:
+            rel = os.path.relpath(path, cwd)
+        except ValueError:
+            return path
+        if not rel.startswith(".."):
+            return rel
+    return path
+
+
+def _fix_steps(between: list[ToolEvent], failed: ToolEvent, cwd: str) -> list[str]:
+    steps: list[str] = []
+    edited: list[str] = []
+    for ev in between:
+        if not ev.ok:
+            continue
+        if ev.is_edit:
+            path = _rel(ev.file_path, cwd)
+            if path not in edited:
+                edited.append(path)
+        elif (
+            ev.is_shell and not _is_trivial(ev.command) and not _similar(ev.command, failed.command)
+        ):
+            step = f"running `{_short(ev.command)}`"
+            if step not in steps:
+                steps.append(step)
+    if edited:
+        steps.append(
+            "editing " + ", ".join(edited[:4]) + (" and others" if len(edited) > 4 else "")
+        )
+    return steps[:4]
+
+
+def troubleshooting_candidates(events: Iterable[ToolEvent], cwd: str = "") -> list[Candidate]:
+    """Failure → fix → success stories from a sequence of tool events.
+
+    For each failed shell command, the next *similar* command decides: when it
+    succeeded, or failed with a different error (the first error was fixed),
+    and the chain eventually succeeds, the steps in between are the fix.  A
+    retry with no steps in between and the same command is a flake, not a
+    lesson, and is skipped.
+    """
+    evs = list(events)
+    found: list[Candidate] = []
+    for i, failed in enumerate(evs):
+        if failed.ok or not failed.is_shell:
+            continue
+        err = error_line(f"{failed.error}\n{failed.output}")
+        if not err:
+            continue
+        chain = [
+            j
+            for j in range(i + 1, min(len(evs), i + 1 + WINDOW))
+            if evs[j].is_shell and _similar(evs[j].command, failed.command)
+        ]
+        if not chain:
+            continue
+        nxt = evs[chain[0]]
+        if not any(evs[j].ok for j in chain):
+            continue  # never fixed within the window
+        if not nxt.ok and error_line(f"{nxt.error}\n{nxt.output}") == err:
+            continue  # the same error again: the steps between did not fix it
+        steps = _fix_steps(evs[i + 1 : chain[0]], failed, cwd)
+        edits_only = bool(steps) and all(step.startswith("editing ") for step in steps)
+        if edits_only and not _config_edited(evs[i + 1 : chain[0]]):
+            # Failing, editing source code and passing is the ordinary
+            # development loop (a red test, a lint finding, a typo), not a
+            # lesson.  Edits to build/config files are: they encode how the
+            # project's environment works.
+            continue
+        if not steps:
+            if normalise_command(nxt.command) == normalise_command(failed.command):
+                continue
+            steps = [f"running `{_short(nxt.command)}` instead"]
+        text = (
+            f"`{_short(failed.command)}` failed with `{err.replace('`', chr(39))}`; "
+            f"fixed by {' and '.join(steps)}."
+        )
+        evidence = "\n".join(
+            [f"failed: {failed.command}", f"error: {err}"]
+            + [f"then: {ev.command or ev.file_path}" for ev in evs[i + 1 : chain[0]]]
+            + [f"{'succeeded' if nxt.ok else 'next'}: {nxt.command}"]
+        )
+        confidence = 0.5 if edits_only else 0.6
+        found.append(
+            Candidate(
+                text, "troubleshooting", confidence, "signals.fail_then_fix", evidence, nxt.ts
+            )
+        )
+    return dedupe(found)
+
+
+_KIND_BY_PROGRAM = {
+    **dict.fromkeys(
+        "pytest tox nox jest vitest mocha rspec phpunit ctest ava karma unittest".split(), "test"
+    ),
+    **dict.fromkeys(
+        "flake8 pylint eslint golangci-lint shellcheck hadolint stylelint rubocop ruff".split(),
+        "lint",
+    ),
+    **dict.fromkeys("black isort prettier gofmt rustfmt clang-format".split(), "format"),
+    **dict.fromkeys("mypy pyright tsc pytype".split(), "typecheck"),
+    **dict.fromkeys("ninja webpack".split(), "build"),
+}
+_KIND_BY_KEY = {
+    "ruff format": "format",
+    "ruff check": "lint",
+    "biome check": "lint",
+    "biome lint": "lint",
+    "biome format": "format",
+    "cargo test": "test",
+    "cargo clippy": "lint",
+    "cargo fmt": "format",
+    "cargo build": "build",
+    "cargo check": "build",
+    "go test": "test",
+    "go vet": "lint",
+    "go fmt": "format",
+    "go build": "build",
+    "docker build": "build",
+    "podman build": "build",
+    "dotnet test": "test",
+    "dotnet build": "build",
+    "bazel test": "test",
+    "bazel build": "build",
+    "swift test": "test",
+    "swift build": "build",
+    "mix test": "test",
+    "deno test": "test",
+    "deno lint": "lint",
+    "deno fmt": "format",
+    "uv build": "build",
+    "poetry build": "build",
+    "cmake --build": "build",
+}
+_SCRIPT_KINDS = [
+    ("typecheck", re.compile(r"type-?check|tsc|types|mypy|pyright")),
+    ("test", re.compile(r"^(?:test|check)\b|test|spec|e2e")),
+    ("lint", re.compile(r"lint")),
+    ("format", re.compile(r"fmt|format|prettier")),
+    ("build", re.compile(r"^(?:build|compile|all|dist|bundle|package|assemble)\b")),
+]
+_TEMPLATES = {
+    "test": "Run the tests with `{cmd}`.",
+    "lint": "Lint with `{cmd}`.",
+    "format": "Format code with `{cmd}`.",
+    "typecheck": "Type-check with `{cmd}`.",
+    "build": "Build with `{cmd}`.",
+}
+
+
+def _script_kind(name: str) -> str:
+    for kind, pattern in _SCRIPT_KINDS:
+        if pattern.search(name):
+            return kind
+    return ""
+
+
+def command_kind(command: str) -> str:
+    """``test``/``lint``/``format``/``typecheck``/``build``, or ``""`` for other commands."""
+    toks = _program_tokens(command)
+    if not toks:
+        return ""
+    prog = toks[0]
+    key = command_key(command)
+    args = [t for t in toks[1:] if not t.startswith("-")]
+    if prog == "cmake" and "--build" in toks:
+        return "build"
+    if key in _KIND_BY_KEY:
+        return _KIND_BY_KEY[key]
+    if prog == "docker" and args[:2] == ["compose", "build"]:
+        return "build"
+    if prog in ("npm", "pnpm", "yarn", "bun") and args:
+        script = args[1] if args[0] == "run" and len(args) > 1 else args[0]
+        if script in ("install", "add", "remove", "i", "ci", "exec", "dlx", "run"):
+            return ""
+        return _script_kind(script)
+    if prog in ("make", "just", "gradle", "gradlew", "mvn", "mvnw", "rake"):
+        if not args:
+            return "build" if prog == "make" else ""
+        return _script_kind(args[0]) or (
+            "build" if args[0] in ("install", "verify", "jar", "war") and prog != "make" else ""
+        )
+    if prog == "unittest" or (prog == "build" and "-m" not in toks):
+        return "test" if prog == "unittest" else "build"
+    return _KIND_BY_PROGRAM.get(prog, "")
+
+
+def command_candidates(events: Iterable[ToolEvent]) -> list[Candidate]:
+    """One ``command`` memory per (tool, kind): the shortest successful form.
+
+    Commands aimed at a single test (``::``, ``-k``) are too specific to be
+    the project's command and are skipped.
+    """
+    best: dict[tuple[str, str], str] = {}
+    first_ts: dict[tuple[str, str], str] = {}
+    for ev in events:
+        if not (ev.ok and ev.is_shell) or _is_trivial(ev.command):
+            continue
+        cmd = normalise_command(ev.command)
+        kind = command_kind(cmd)
+        if not kind or "::" in cmd or re.search(r"\s-k\s", cmd) or "\n" in cmd:
+            continue
+        slot = (command_key(cmd), kind)
+        if slot not in best or len(cmd) < len(best[slot]):
+            best[slot] = cmd
+            first_ts[slot] = ev.ts
+    found = []
+    for slot, cmd in best.items():
+        if len(cmd) > 200:
+            continue
+        text = _TEMPLATES[slot[1]].format(cmd=cmd.replace("`", "'"))
+        found.append(
+            Candidate(text, "command", 0.6, f"signals.command.{slot[1]}", cmd, first_ts[slot])
+        )
+    return found
+
+
+def signal_candidates(events: Iterable[ToolEvent], cwd: str = "") -> list[Candidate]:
+    """Troubleshooting and command candidates together."""
+    evs = list(events)
+    return troubleshooting_candidates(evs, cwd) + command_candidates(evs)
