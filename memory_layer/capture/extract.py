@@ -44,14 +44,16 @@ _LIST_MARKER = re.compile(r"^\s*(?:[-*+•]|\d{1,2}[.)])\s+")
 # Lines that are output or markup, not something a person said.
 _NOT_PROSE = re.compile(
     r"^\s*(?:>|\$ |# |#{1,6}\s|\||>>>|\.\.\. |={3,}|-{3,}|\*{3,}|\+{3}|@@|"
-    r"Traceback |File \"|[A-Z][a-z]*Error:|E {2,}|FAILED |PASSED |ERROR |WARNING |"
-    r"INFO |DEBUG |npm (?:ERR!|WARN)|error(?:\[\w+\])?:|warning:|"
+    r"Traceback |File \"|[A-Z][a-z]*Error:|E {2,}|FAILED |PASSED |(?:ERROR|WARN|WARNING|"
+    r"INFO|DEBUG|FATAL|CRITICAL)\b[:\] ]|npm (?:ERR!|WARN)|error(?:\[\w+\])?:|warning:|"
     r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}|\[\d{2}:\d{2}|Caveat: |\[Request interrupted)"
 )
 _INDENTED = re.compile(r"^(?:\t| {4,})")
 _MARKUP = re.compile(r"\*\*|__(?=\w)|(?<=\w)__")
 _ABBREVIATIONS = frozenset({"e.g.", "i.e.", "etc.", "vs.", "cf.", "approx.", "no.", "fig."})
-_SENTENCE_END = re.compile(r"[.!?](?=\s+[A-Z0-9`\"'(\[])")
+# Users often type lower-case sentences ("nice catch. for flaky tests, …"),
+# so any ". " ends a sentence unless the word before is an abbreviation.
+_SENTENCE_END = re.compile(r"[.!?](?=\s+\S)")
 
 
 def _split_sentences(line: str) -> list[str]:
@@ -163,6 +165,16 @@ def _finish(text: str) -> str | None:
     return text
 
 
+def _first_word(text: str) -> str:
+    m = re.match(r"[`'\"]?([A-Za-z]+)", text)
+    return m.group(1).lower() if m else ""
+
+
+def _is_rule_verb(word: str) -> bool:
+    # "rerun", "re-run", "recheck": a re- prefix keeps the verb a verb.
+    return word in _RULE_VERBS or (word.startswith("re") and word[2:].lstrip("-") in _RULE_VERBS)
+
+
 def _words(text: str) -> int:
     return len(re.findall(r"[\w`'-]+", text))
 
@@ -240,7 +252,11 @@ Extractor = Callable[[list[str], int], tuple[Candidate | None, int]]
 # "always"/"never" counts at the start of the sentence or of a clause after
 # punctuation; "… and never got it working" is narration, not a rule.
 _CLAUSE = r"(?:^|[,;:–—]\s*)"
-_SUBJECT = r"(?:(?:we|you)\s+(?:should\s+|must\s+|need to\s+)?|(?:make sure (?:to|you|we)\s+))?"
+# "we always squash-merge" is a rule; "you always forget …" is a complaint.
+_SUBJECT = (
+    r"(?:we\s+(?:should\s+|must\s+|need to\s+)?|you\s+(?:should|must|need to)\s+|"
+    r"make sure (?:to|you|we)\s+)?"
+)
 _ALWAYS_NEVER = re.compile(
     _CLAUSE + _SUBJECT + r"(?P<kw>always|never|don'?t ever|do not ever)\s+(?P<body>.+)",
     re.IGNORECASE,
@@ -261,6 +277,24 @@ _USE_NOT = re.compile(
     r"|^(?:we\s+prefer|i\s+(?:really\s+)?prefer|prefer)\s+"
     r"(?P<pa>[^,;]+?),?\s+(?:over|to|rather than|instead of)\s+(?P<pb>[^,;.]+)",
     re.IGNORECASE,
+)
+# A rule's "always"/"never" is followed by what to do.  Requiring a verb from
+# this list drops "Always the same error", "Never seen this", "Always happy to
+# help": recall is traded for precision on purpose.
+_RULE_VERBS = frozenset(
+    """use run add write put keep commit push pull check test call wrap pin create make ask
+    include update import return log open close read format lint document validate rebase
+    squash merge deploy edit modify touch delete remove rename set pass start stop restart store
+    cache hardcode hard-code expose print catch raise throw mock skip ignore disable enable
+    install upgrade downgrade bump change reply respond answer explain show mention leave go do
+    name prefix branch tag sign review follow stick type annotate declare export build generate
+    regenerate clean quote escape sanitize compare target bundle split avoid mutate block await
+    prefer load save send fetch query migrate seed reset drop truncate force amend backport
+    release publish copy move link unlink lock unlock verify sort filter handle retry wait
+    assume rely trust depend gate guard default fall put store persist serialize encode decode
+    mention add_ include exclude specify convert parse upload download share configure install
+    reuse rewrite refactor inline extract delete comment approve label close open bypass silence
+    suppress double""".split()
 )
 # "never do that again": the rule is in the previous turn, not in this sentence.
 _VAGUE = re.compile(r"^\w+\s+(?:it|that|this|them|those|so)\b", re.IGNORECASE)
@@ -313,6 +347,7 @@ def _instruction(sentences: list[str], i: int) -> tuple[Candidate | None, int]:
     if (
         m
         and _words(m.group("body")) >= 2
+        and _is_rule_verb(_first_word(m.group("body")))
         and not (_VAGUE.match(m.group("body")) and _words(m.group("body")) < 8)
         and not _inside_quotes(s, m.start("kw"))
     ):
@@ -396,7 +431,8 @@ _GOTCHA_LABEL = re.compile(
 _NOTE_THAT = re.compile(r"^(?:note|beware|be aware)\s+that\s+(?P<body>.+)", re.IGNORECASE)
 _CONSTRAINT = re.compile(
     r"\b(?:only|must|requires?|unless|won'?t|doesn'?t|does not|"
-    r"cannot|can'?t|isn'?t supported|not supported|silently|by default|otherwise|never)\b",
+    r"cannot|can'?t|isn'?t supported|not supported|silently|by default|otherwise|never)\b"
+    r"|,\s+not\s",
     re.IGNORECASE,
 )
 _ONLY_WORKS = re.compile(
@@ -407,8 +443,21 @@ _ONLY_WORKS = re.compile(
 _FIRST_PERSON = re.compile(r"^(?:i|i'(?:ve|ll|m)|we'(?:ve|ll)|let me)\b", re.IGNORECASE)
 
 
+# Causes about the conversation itself ("the issue was that I misread …",
+# "the problem is that you haven't told me …") and bare existence counts
+# ("there are 3 call sites") are not knowledge about the project.
+_NOT_ABOUT_PROJECT = re.compile(
+    r"^(?:i|i'm|i've|you|you're|you've|my|your|there (?:is|are|was|were) (?:\d+|only|no)\b)\b",
+    re.IGNORECASE,
+)
+
+
 def _too_thin(body: str) -> bool:
-    return _words(body) < MIN_BODY_WORDS or bool(_PRONOUN_START.match(body) and _words(body) < 8)
+    return (
+        _words(body) < MIN_BODY_WORDS
+        or bool(_PRONOUN_START.match(body) and _words(body) < 8)
+        or bool(_NOT_ABOUT_PROJECT.match(body))
+    )
 
 
 def _diagnosis(role: str) -> Extractor:

@@ -245,13 +245,47 @@ def _program_tokens(command: str) -> list[str]:
     return toks
 
 
+# Options whose value is a separate token: ``pnpm --filter web build`` runs
+# the ``build`` script, not a ``web`` subcommand.
+_VALUE_OPTIONS = frozenset(
+    {
+        "--filter",
+        "-F",
+        "-C",
+        "--dir",
+        "--prefix",
+        "--workspace",
+        "--cwd",
+        "-p",
+        "--package",
+        "--manifest-path",
+        "-f",
+        "--file",
+        "--project-directory",
+    }
+)
+
+
+def _positional(args: list[str]) -> list[str]:
+    out: list[str] = []
+    skip = False
+    for tok in args:
+        if skip:
+            skip = False
+        elif tok.startswith("-"):
+            skip = tok in _VALUE_OPTIONS
+        else:
+            out.append(tok)
+    return out
+
+
 def command_key(command: str) -> str:
     """Program plus subcommand: ``pytest``, ``git commit``, ``npm run build``."""
     toks = _program_tokens(command)
     if not toks:
         return ""
     prog = toks[0]
-    args = [t for t in toks[1:] if not t.startswith("-")]
+    args = _positional(toks[1:])
     if prog in _SUBCOMMAND_TOOLS and args:
         if prog in ("npm", "pnpm", "yarn", "bun") and args[0] == "run" and len(args) > 1:
             return f"{prog} run {args[1]}"
@@ -525,7 +559,7 @@ def command_kind(command: str) -> str:
         return ""
     prog = toks[0]
     key = command_key(command)
-    args = [t for t in toks[1:] if not t.startswith("-")]
+    args = _positional(toks[1:])
     if prog == "cmake" and "--build" in toks:
         return "build"
     if key in _KIND_BY_KEY:
