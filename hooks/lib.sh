@@ -1,4 +1,5 @@
 # Shared by hooks/run, hooks/bootstrap and bin/memory-layer (sourced, never executed).
+# shellcheck shell=sh disable=SC2034  # ML_* are read by the scripts that source this.
 #
 # It answers one question the same way for all three: which interpreter has
 # memory_layer installed for this copy of the plugin. POSIX sh only, because
@@ -59,6 +60,9 @@ ml_path_cli() {
     for _ml_dir in $PATH; do
         IFS=$_ml_ifs
         _ml_cand=${_ml_dir:-.}/memory-layer
+        # -ef is not in POSIX but dash, bash, ash and zsh have it; where it is
+        # missing the MEMORY_LAYER_VIA_PLUGIN guard still stops the loop.
+        # shellcheck disable=SC3013
         if [ -f "$_ml_cand" ] && [ -x "$_ml_cand" ] && ! [ "$_ml_cand" -ef "$1/bin/memory-layer" ]; then
             printf '%s\n' "$_ml_cand"
             return 0
