@@ -24,7 +24,14 @@ from collections.abc import Callable, Iterable
 from dataclasses import replace
 
 from memory_layer.capture.candidate import Candidate, dedupe
-from memory_layer.capture.privacy import clean
+from memory_layer.capture.classify import (
+    ENVIRONMENT,
+    STYLE,
+    count_words,
+    instruction_category,
+    is_rule_verb,
+)
+from memory_layer.capture.prose import prose_sentences
 from memory_layer.capture.transcript import Entry
 
 __all__ = ["extract", "extract_from_entries", "prose_sentences"]
@@ -32,80 +39,6 @@ __all__ = ["extract", "extract_from_entries", "prose_sentences"]
 MIN_CHARS = 12
 MAX_CHARS = 400
 MIN_BODY_WORDS = 3
-
-# --- turning a message into prose sentences ---------------------------------
-
-_TAG_BLOCK = re.compile(
-    r"<(?P<tag>[a-z][a-z0-9]*(?:[-_][a-z0-9]+)+)\b[^>]*>.*?(?:</(?P=tag)>|\Z)",
-    re.DOTALL | re.IGNORECASE,
-)
-_FENCE = re.compile(r"^[ \t]*(```|~~~).*?(?:^[ \t]*\1[ \t]*$|\Z)", re.DOTALL | re.MULTILINE)
-_LIST_MARKER = re.compile(r"^\s*(?:[-*+•]|\d{1,2}[.)])\s+")
-# Lines that are output or markup, not something a person said.
-_NOT_PROSE = re.compile(
-    r"^\s*(?:>|\$ |# |#{1,6}\s|\||>>>|\.\.\. |={3,}|-{3,}|\*{3,}|\+{3}|@@|"
-    r"Traceback |File \"|[A-Z][a-z]*Error:|E {2,}|FAILED |PASSED |(?:ERROR|WARN|WARNING|"
-    r"INFO|DEBUG|FATAL|CRITICAL)\b[:\] ]|npm (?:ERR!|WARN)|error(?:\[\w+\])?:|warning:|"
-    r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}|\[\d{2}:\d{2}|Caveat: |\[Request interrupted)"
-)
-_INDENTED = re.compile(r"^(?:\t| {4,})")
-_MARKUP = re.compile(r"\*\*|__(?=\w)|(?<=\w)__")
-_ABBREVIATIONS = frozenset({"e.g.", "i.e.", "etc.", "vs.", "cf.", "approx.", "no.", "fig."})
-# Users often type lower-case sentences ("nice catch. for flaky tests, …"),
-# so any ". " ends a sentence unless the word before is an abbreviation.
-_SENTENCE_END = re.compile(r"[.!?](?=\s+\S)")
-
-
-def _split_sentences(line: str) -> list[str]:
-    out: list[str] = []
-    start = 0
-    for m in _SENTENCE_END.finditer(line):
-        word = line[start : m.end()].rsplit(None, 1)[-1].lower()
-        if word in _ABBREVIATIONS:
-            continue
-        out.append(line[start : m.end()].strip())
-        start = m.end()
-    tail = line[start:].strip()
-    if tail:
-        out.append(tail)
-    return out
-
-
-def prose_sentences(text: str) -> list[str]:
-    """Clean ``text`` and return its prose sentences, in order.
-
-    Lines that were hard-wrapped (previous line has no final punctuation and
-    the next starts in lower case) are joined first.
-    """
-    text = clean(text)
-    text = _TAG_BLOCK.sub("\n", text)
-    text = _FENCE.sub("\n", text)
-    lines: list[str] = []
-    for raw in text.splitlines():
-        if not raw.strip() or _INDENTED.match(raw) and not _LIST_MARKER.match(raw):
-            lines.append("")
-            continue
-        if _NOT_PROSE.match(raw):
-            lines.append("")
-            continue
-        is_item = bool(_LIST_MARKER.match(raw))
-        line = _MARKUP.sub("", _LIST_MARKER.sub("", raw)).strip()
-        if (
-            lines
-            and lines[-1]
-            and not is_item
-            and line[:1].islower()
-            and lines[-1][-1] not in ".!?:"
-        ):
-            lines[-1] = f"{lines[-1]} {line}"
-        else:
-            lines.append(line)
-    sentences: list[str] = []
-    for line in lines:
-        if line:
-            sentences.extend(_split_sentences(line))
-    return sentences
-
 
 # --- shared guards ----------------------------------------------------------
 
@@ -170,15 +103,6 @@ def _first_word(text: str) -> str:
     return m.group(1).lower() if m else ""
 
 
-def _is_rule_verb(word: str) -> bool:
-    # "rerun", "re-run", "recheck": a re- prefix keeps the verb a verb.
-    return word in _RULE_VERBS or (word.startswith("re") and word[2:].lstrip("-") in _RULE_VERBS)
-
-
-def _words(text: str) -> int:
-    return len(re.findall(r"[\w`'-]+", text))
-
-
 def _usable(sentence: str) -> bool:
     return not (_QUESTION.search(sentence) or _HEDGE.search(sentence))
 
@@ -198,49 +122,6 @@ def _with_reason(sentences: list[str], i: int, text: str) -> tuple[str, int]:
         if _REASON_NEXT.match(nxt) and _usable(nxt):
             return f"{text.rstrip('.')}. {nxt}", 1
     return text, 0
-
-
-# --- classification ---------------------------------------------------------
-
-_TOOLS = frozenset(
-    """pip pipx uv poetry pdm conda hatch pytest unittest nose tox nox ruff black isort flake8
-    pylint mypy pyright npm pnpm yarn bun deno node npx jest vitest mocha cypress playwright
-    eslint prettier biome tsc webpack vite esbuild rollup docker podman kubectl helm terraform
-    make just cmake bazel cargo rustup clippy go gofmt golangci-lint gradle maven mvn git gh rg
-    ripgrep grep fd find sed awk curl wget httpie requests httpx aiohttp sqlite sqlite3 postgres
-    postgresql mysql redis sqlalchemy alembic django flask fastapi celery react vue svelte redux
-    zustand tailwind brew apt nix virtualenv venv pyenv nvm loguru structlog pydantic attrs
-    dataclasses argparse click typer sqlc gorm chi gin echo logging print pre-commit""".split()
-)
-_STYLE = re.compile(
-    r"\b(?:indent\w*|tabs|spaces|snake_case|camel ?case|pascal ?case|kebab-case|naming|"
-    r"type hints?|type annotations?|annotat\w+|docstrings?|comments?|line length|f-strings?|"
-    r"single quotes|double quotes|semicolons?|trailing commas?|import order|imports|"
-    r"early returns?|guard clauses?|arrow functions?|formatting|variable names?)\b",
-    re.IGNORECASE,
-)
-_ENVIRONMENT = re.compile(
-    r"\b(?:staging|production|prod|localhost|port \d+|env(?:ironment)? var\w*|vpn|cluster|"
-    r"server|host|region|python \d|node \d|machine|ci runner|read-only)\b",
-    re.IGNORECASE,
-)
-
-
-def _is_tool(phrase: str) -> bool:
-    phrase = phrase.strip().strip("`'\"").lower()
-    first = phrase.split()[0] if phrase.split() else ""
-    return first in _TOOLS or phrase in _TOOLS or "`" in phrase
-
-
-def _instruction_category(text: str, tool_a: str = "", tool_b: str = "") -> str:
-    if _STYLE.search(text):
-        return "coding_style"
-    if tool_a and (_is_tool(tool_a) or _is_tool(tool_b)):
-        return "tool_preference"
-    m = re.search(r"\b(?:always|never|only) use\s+(?:the\s+)?(`[^`]+`|[\w.-]+)", text, re.I)
-    if m and _is_tool(m.group(1)) and _words(text) <= 12:
-        return "tool_preference"
-    return "convention"
 
 
 # --- extractors -------------------------------------------------------------
@@ -278,24 +159,6 @@ _USE_NOT = re.compile(
     r"(?P<pa>[^,;]+?),?\s+(?:over|to|rather than|instead of)\s+(?P<pb>[^,;.]+)",
     re.IGNORECASE,
 )
-# A rule's "always"/"never" is followed by what to do.  Requiring a verb from
-# this list drops "Always the same error", "Never seen this", "Always happy to
-# help": recall is traded for precision on purpose.
-_RULE_VERBS = frozenset(
-    """use run add write put keep commit push pull check test call wrap pin create make ask
-    include update import return log open close read format lint document validate rebase
-    squash merge deploy edit modify touch delete remove rename set pass start stop restart store
-    cache hardcode hard-code expose print catch raise throw mock skip ignore disable enable
-    install upgrade downgrade bump change reply respond answer explain show mention leave go do
-    name prefix branch tag sign review follow stick type annotate declare export build generate
-    regenerate clean quote escape sanitize compare target bundle split avoid mutate block await
-    prefer load save send fetch query migrate seed reset drop truncate force amend backport
-    release publish copy move link unlink lock unlock verify sort filter handle retry wait
-    assume rely trust depend gate guard default fall put store persist serialize encode decode
-    mention add_ include exclude specify convert parse upload download share configure install
-    reuse rewrite refactor inline extract delete comment approve label close open bypass silence
-    suppress double""".split()
-)
 # "never do that again": the rule is in the previous turn, not in this sentence.
 _VAGUE = re.compile(r"^\w+\s+(?:it|that|this|them|those|so)\b", re.IGNORECASE)
 _PREFER = re.compile(r"^(?:i\s+(?:really\s+)?prefer|i'?d rather)\s+(?P<body>.+)", re.IGNORECASE)
@@ -308,7 +171,7 @@ def _instruction(sentences: list[str], i: int) -> tuple[Candidate | None, int]:
     m = _REMEMBER.match(s)
     if m:
         body = m.group("body")
-        if _words(body) < MIN_BODY_WORDS:
+        if count_words(body) < MIN_BODY_WORDS:
             return None, 0
         text, used = _with_reason(sentences, i, body)
         text = _finish(text)
@@ -316,39 +179,39 @@ def _instruction(sentences: list[str], i: int) -> tuple[Candidate | None, int]:
             return None, 0
         pair = _USE_NOT.match(_FILLER.sub("", body))
         if pair:
-            category = _instruction_category(
+            category = instruction_category(
                 text, pair.group("a") or pair.group("pa"), pair.group("b") or pair.group("pb")
             )
         else:
-            category = _instruction_category(text)
-        if category == "convention" and _ENVIRONMENT.search(text):
+            category = instruction_category(text)
+        if category == "convention" and ENVIRONMENT.search(text):
             category = "environment"
         return Candidate(text, category, 0.9, "instruction.remember", s), used
     m = _USE_NOT.match(s)
-    if m and _words(m.group("a") or m.group("pa")) <= 5:
+    if m and count_words(m.group("a") or m.group("pa")) <= 5:
         text, used = _with_reason(sentences, i, s)
         text = _finish(text)
         if not text:
             return None, 0
-        category = _instruction_category(
+        category = instruction_category(
             text, m.group("a") or m.group("pa"), m.group("b") or m.group("pb")
         )
         if category == "convention" and s.lower().startswith(("i prefer", "prefer", "i'd rather")):
             category = "preference"
         return Candidate(text, category, 0.9, "instruction.prefer", s), used
     m = _FROM_NOW_ON.match(s)
-    if m and _words(m.group("body")) >= MIN_BODY_WORDS:
+    if m and count_words(m.group("body")) >= MIN_BODY_WORDS:
         text, used = _with_reason(sentences, i, m.group("body"))
         text = _finish(text)
         if not text:
             return None, 0
-        return Candidate(text, _instruction_category(text), 0.9, "instruction.from_now_on", s), used
+        return Candidate(text, instruction_category(text), 0.9, "instruction.from_now_on", s), used
     m = _ALWAYS_NEVER.search(s)
     if (
         m
-        and _words(m.group("body")) >= 2
-        and _is_rule_verb(_first_word(m.group("body")))
-        and not (_VAGUE.match(m.group("body")) and _words(m.group("body")) < 8)
+        and count_words(m.group("body")) >= 2
+        and is_rule_verb(_first_word(m.group("body")))
+        and not (_VAGUE.match(m.group("body")) and count_words(m.group("body")) < 8)
         and not _inside_quotes(s, m.start("kw"))
     ):
         if _REPORTED.search(s[: m.start("kw")]):
@@ -358,14 +221,14 @@ def _instruction(sentences: list[str], i: int) -> tuple[Candidate | None, int]:
         if not text:
             return None, 0
         extractor = "instruction." + m.group("kw").lower().split()[0].replace("'", "")
-        return Candidate(text, _instruction_category(text), 0.9, extractor, s), used
+        return Candidate(text, instruction_category(text), 0.9, extractor, s), used
     m = _PREFER.match(s)
-    if m and _words(m.group("body")) >= MIN_BODY_WORDS:
+    if m and count_words(m.group("body")) >= MIN_BODY_WORDS:
         text, used = _with_reason(sentences, i, s)
         text = _finish(text)
         if not text:
             return None, 0
-        category = "coding_style" if _STYLE.search(text) else "preference"
+        category = "coding_style" if STYLE.search(text) else "preference"
         return Candidate(text, category, 0.85, "instruction.prefer", s), used
     return None, 0
 
@@ -392,7 +255,7 @@ def _decision(role: str) -> Extractor:
         if not _usable(s):
             return None, 0
         m = _DECISION.match(s) or (_LETS.match(s) if role == "user" else None)
-        if not m or _words(m.group("rest")) < 2:
+        if not m or count_words(m.group("rest")) < 2:
             return None, 0
         text, used = s, 0
         if not re.search(_REASON, m.group("rest"), re.IGNORECASE):
@@ -454,8 +317,8 @@ _NOT_ABOUT_PROJECT = re.compile(
 
 def _too_thin(body: str) -> bool:
     return (
-        _words(body) < MIN_BODY_WORDS
-        or bool(_PRONOUN_START.match(body) and _words(body) < 8)
+        count_words(body) < MIN_BODY_WORDS
+        or bool(_PRONOUN_START.match(body) and count_words(body) < 8)
         or bool(_NOT_ABOUT_PROJECT.match(body))
     )
 
@@ -517,7 +380,7 @@ def _gotcha(sentences: list[str], i: int) -> tuple[Candidate | None, int]:
         body = m.group("body")
         if m.re is _NOTE_THAT and (not _CONSTRAINT.search(body) or _FIRST_PERSON.match(body)):
             return None, 0
-        if _words(body) < MIN_BODY_WORDS or _PRONOUN_START.match(body):
+        if count_words(body) < MIN_BODY_WORDS or _PRONOUN_START.match(body):
             return None, 0
         text, used = _with_reason(sentences, i, body)
         text = _finish(text)

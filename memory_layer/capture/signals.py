@@ -17,24 +17,27 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from memory_layer.capture.candidate import Candidate, dedupe
+from memory_layer.capture.commands import (
+    command_key,
+    command_kind,
+    is_trivial,
+    normalise_command,
+    similar,
+)
 from memory_layer.capture.privacy import clean
 from memory_layer.capture.transcript import Entry, ToolUse
 
 __all__ = [
     "ToolEvent",
     "command_candidates",
-    "command_key",
-    "command_kind",
     "error_line",
     "event_from_hook",
     "events_from_entries",
-    "normalise_command",
     "signal_candidates",
     "troubleshooting_candidates",
 ]
@@ -178,158 +181,6 @@ def events_from_entries(entries: Iterable[Entry]) -> list[ToolEvent]:
     return events
 
 
-# --- commands ---------------------------------------------------------------
-
-_CD_PREFIX = re.compile(r"^\s*(?:cd|pushd)\s+(?:\"[^\"]*\"|'[^']*'|\S+)\s*(?:&&|;)\s*")
-_WRAPPER_PREFIX = re.compile(r"^\s*(?:time|timeout\s+(?:-\S+\s+)*\d+[smh]?)\s+")
-_TRAILING = re.compile(
-    r"\s*(?:\d?>&\d|\d?>\s*/dev/null|\|\s*(?:tail|head|less|more|cat|grep|tee)\b[^|;&]*|"
-    r";\s*echo\b[^|;&]*|&&\s*echo\b[^|;&]*|\|\|\s*(?:true|echo\b[^|;&]*)|\s+&)\s*$"
-)
-
-
-def normalise_command(command: str) -> str:
-    """Strip what varies between runs: ``cd x &&``, ``| tail``, ``2>&1``, ``; echo``."""
-    cmd = command.strip()
-    while True:
-        new = _CD_PREFIX.sub("", cmd)
-        new = _WRAPPER_PREFIX.sub("", new)
-        new = _TRAILING.sub("", new).strip()
-        if new == cmd:
-            return re.sub(r"[ \t]+", " ", cmd)
-        cmd = new
-
-
-_RUNNERS = {
-    ("uv", "run"),
-    ("poetry", "run"),
-    ("pdm", "run"),
-    ("pipenv", "run"),
-    ("hatch", "run"),
-    ("pnpm", "exec"),
-    ("bundle", "exec"),
-    ("npm", "exec"),
-    ("yarn", "exec"),
-}
-_SINGLE_RUNNERS = {"sudo", "npx", "bunx", "env", "nice", "command", "exec", "xvfb-run"}
-_SUBCOMMAND_TOOLS = frozenset(
-    """git npm pnpm yarn bun deno cargo go docker podman kubectl helm terraform uv pip pip3
-    poetry pdm make gradle gradlew mvn mvnw dotnet bundle rails mix swift bazel ruff biome
-    cmake brew apt apt-get conda npx alembic""".split()
-)
-
-
-def _tokens(command: str) -> list[str]:
-    try:
-        return shlex.split(command)
-    except ValueError:
-        return command.split()
-
-
-def _program_tokens(command: str) -> list[str]:
-    """Tokens of the first pipeline stage with wrappers and env assignments removed."""
-    first = re.split(r"\s(?:&&|\|\||\||;)\s", normalise_command(command), maxsplit=1)[0]
-    toks = _tokens(first)
-    while toks:
-        head = os.path.basename(toks[0])
-        if re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", toks[0]) or head in _SINGLE_RUNNERS:
-            toks = toks[1:]
-        elif len(toks) > 1 and (head, toks[1]) in _RUNNERS:
-            toks = toks[2:]
-        elif re.match(r"^python(?:\d(?:\.\d+)?)?$", head) and len(toks) > 2 and toks[1] == "-m":
-            toks = toks[2:]
-        else:
-            break
-    if toks:
-        toks[0] = os.path.basename(toks[0])
-    return toks
-
-
-# Options whose value is a separate token: ``pnpm --filter web build`` runs
-# the ``build`` script, not a ``web`` subcommand.
-_VALUE_OPTIONS = frozenset(
-    {
-        "--filter",
-        "-F",
-        "-C",
-        "--dir",
-        "--prefix",
-        "--workspace",
-        "--cwd",
-        "-p",
-        "--package",
-        "--manifest-path",
-        "-f",
-        "--file",
-        "--project-directory",
-    }
-)
-
-
-def _positional(args: list[str]) -> list[str]:
-    out: list[str] = []
-    skip = False
-    for tok in args:
-        if skip:
-            skip = False
-        elif tok.startswith("-"):
-            skip = tok in _VALUE_OPTIONS
-        else:
-            out.append(tok)
-    return out
-
-
-def command_key(command: str) -> str:
-    """Program plus subcommand: ``pytest``, ``git commit``, ``npm run build``."""
-    toks = _program_tokens(command)
-    if not toks:
-        return ""
-    prog = toks[0]
-    args = _positional(toks[1:])
-    if prog in _SUBCOMMAND_TOOLS and args:
-        if prog in ("npm", "pnpm", "yarn", "bun") and args[0] == "run" and len(args) > 1:
-            return f"{prog} run {args[1]}"
-        return f"{prog} {args[0]}"
-    if re.match(r"^(?:python\d?(?:\.\d+)?|node|ruby|perl|bash|sh)$", prog) and args:
-        return f"{prog} {args[0]}"
-    return prog
-
-
-def _targets(command: str) -> set[str]:
-    """Arguments that name files or directories (``tests/test_db.py``, ``src/``)."""
-    toks = _program_tokens(command)[1:]
-    return {
-        t.rstrip("/")
-        for t in toks
-        if not t.startswith("-") and ("/" in t or re.search(r"\.\w{1,5}$", t))
-    }
-
-
-_TRIVIAL = frozenset(
-    """ls ll la cat cd pwd echo printf head tail less more wc which type whereis file stat tree
-    du df ps top htop env printenv clear history man true false sleep date whoami id uname
-    grep rg ag fd find sed awk sort uniq diff cmp jq yq open xdg-open""".split()
-)
-_TRIVIAL_GIT = frozenset(
-    {"status", "log", "diff", "show", "branch", "remote", "blame", "rev-parse"}
-)
-
-
-def _is_trivial(command: str) -> bool:
-    toks = _program_tokens(command)
-    if not toks:
-        return True
-    if toks[0] == "git":
-        args = [t for t in toks[1:] if not t.startswith("-")]
-        return not args or args[0] in _TRIVIAL_GIT
-    return toks[0] in _TRIVIAL
-
-
-def _similar(a: str, b: str) -> bool:
-    key = command_key(a)
-    return (bool(key) and key == command_key(b)) or bool(_targets(a) & _targets(b))
-
-
 # --- error lines ------------------------------------------------------------
 
 _NOISE_LINE = re.compile(
@@ -414,9 +265,7 @@ def _fix_steps(between: list[ToolEvent], failed: ToolEvent, cwd: str) -> list[st
             path = _rel(ev.file_path, cwd)
             if path not in edited:
                 edited.append(path)
-        elif (
-            ev.is_shell and not _is_trivial(ev.command) and not _similar(ev.command, failed.command)
-        ):
+        elif ev.is_shell and not is_trivial(ev.command) and not similar(ev.command, failed.command):
             step = f"running `{_short(ev.command)}`"
             if step not in steps:
                 steps.append(step)
@@ -447,7 +296,7 @@ def troubleshooting_candidates(events: Iterable[ToolEvent], cwd: str = "") -> li
         chain = [
             j
             for j in range(i + 1, min(len(evs), i + 1 + WINDOW))
-            if evs[j].is_shell and _similar(evs[j].command, failed.command)
+            if evs[j].is_shell and similar(evs[j].command, failed.command)
         ]
         if not chain:
             continue
@@ -486,56 +335,6 @@ def troubleshooting_candidates(events: Iterable[ToolEvent], cwd: str = "") -> li
     return dedupe(found)
 
 
-_KIND_BY_PROGRAM = {
-    **dict.fromkeys(
-        "pytest tox nox jest vitest mocha rspec phpunit ctest ava karma unittest".split(), "test"
-    ),
-    **dict.fromkeys(
-        "flake8 pylint eslint golangci-lint shellcheck hadolint stylelint rubocop ruff".split(),
-        "lint",
-    ),
-    **dict.fromkeys("black isort prettier gofmt rustfmt clang-format".split(), "format"),
-    **dict.fromkeys("mypy pyright tsc pytype".split(), "typecheck"),
-    **dict.fromkeys("ninja webpack".split(), "build"),
-}
-_KIND_BY_KEY = {
-    "ruff format": "format",
-    "ruff check": "lint",
-    "biome check": "lint",
-    "biome lint": "lint",
-    "biome format": "format",
-    "cargo test": "test",
-    "cargo clippy": "lint",
-    "cargo fmt": "format",
-    "cargo build": "build",
-    "cargo check": "build",
-    "go test": "test",
-    "go vet": "lint",
-    "go fmt": "format",
-    "go build": "build",
-    "docker build": "build",
-    "podman build": "build",
-    "dotnet test": "test",
-    "dotnet build": "build",
-    "bazel test": "test",
-    "bazel build": "build",
-    "swift test": "test",
-    "swift build": "build",
-    "mix test": "test",
-    "deno test": "test",
-    "deno lint": "lint",
-    "deno fmt": "format",
-    "uv build": "build",
-    "poetry build": "build",
-    "cmake --build": "build",
-}
-_SCRIPT_KINDS = [
-    ("typecheck", re.compile(r"type-?check|tsc|types|mypy|pyright")),
-    ("test", re.compile(r"^(?:test|check)\b|test|spec|e2e")),
-    ("lint", re.compile(r"lint")),
-    ("format", re.compile(r"fmt|format|prettier")),
-    ("build", re.compile(r"^(?:build|compile|all|dist|bundle|package|assemble)\b")),
-]
 _TEMPLATES = {
     "test": "Run the tests with `{cmd}`.",
     "lint": "Lint with `{cmd}`.",
@@ -543,43 +342,6 @@ _TEMPLATES = {
     "typecheck": "Type-check with `{cmd}`.",
     "build": "Build with `{cmd}`.",
 }
-
-
-def _script_kind(name: str) -> str:
-    for kind, pattern in _SCRIPT_KINDS:
-        if pattern.search(name):
-            return kind
-    return ""
-
-
-def command_kind(command: str) -> str:
-    """``test``/``lint``/``format``/``typecheck``/``build``, or ``""`` for other commands."""
-    toks = _program_tokens(command)
-    if not toks:
-        return ""
-    prog = toks[0]
-    key = command_key(command)
-    args = _positional(toks[1:])
-    if prog == "cmake" and "--build" in toks:
-        return "build"
-    if key in _KIND_BY_KEY:
-        return _KIND_BY_KEY[key]
-    if prog == "docker" and args[:2] == ["compose", "build"]:
-        return "build"
-    if prog in ("npm", "pnpm", "yarn", "bun") and args:
-        script = args[1] if args[0] == "run" and len(args) > 1 else args[0]
-        if script in ("install", "add", "remove", "i", "ci", "exec", "dlx", "run"):
-            return ""
-        return _script_kind(script)
-    if prog in ("make", "just", "gradle", "gradlew", "mvn", "mvnw", "rake"):
-        if not args:
-            return "build" if prog == "make" else ""
-        return _script_kind(args[0]) or (
-            "build" if args[0] in ("install", "verify", "jar", "war") and prog != "make" else ""
-        )
-    if prog == "unittest" or (prog == "build" and "-m" not in toks):
-        return "test" if prog == "unittest" else "build"
-    return _KIND_BY_PROGRAM.get(prog, "")
 
 
 def command_candidates(events: Iterable[ToolEvent]) -> list[Candidate]:
@@ -591,7 +353,7 @@ def command_candidates(events: Iterable[ToolEvent]) -> list[Candidate]:
     best: dict[tuple[str, str], str] = {}
     first_ts: dict[tuple[str, str], str] = {}
     for ev in events:
-        if not (ev.ok and ev.is_shell) or _is_trivial(ev.command):
+        if not (ev.ok and ev.is_shell) or is_trivial(ev.command):
             continue
         cmd = normalise_command(ev.command)
         kind = command_kind(cmd)
