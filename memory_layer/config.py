@@ -62,6 +62,30 @@ DEFAULTS: dict[str, Any] = {
         "duplicate_threshold": 0.93,
         "default_confidence": 0.8,
     },
+    # Outcome learning (memory_layer/outcomes/, docs/outcomes.md).
+    "outcomes": {
+        # Added to outcome_score per credited task: weight × delta, clamped to -1..1.
+        "success_delta": 0.2,
+        "failure_delta": -0.3,
+        # At or below this score a memory is withheld from automatic injection.
+        "floor": -0.5,
+        # Credit weight of a memory that was surfaced but not acted on (evidence exists
+        # for the session and none of it points at the memory).
+        "shown_weight": 0.0,
+        # Credit weight when the session left no tool or assistant events to judge by.
+        "unobserved_weight": 0.5,
+        # Proven: at least this many successes, this score, and twice as many
+        # successes as failures.
+        "proven_min_successes": 2,
+        "proven_min_score": 0.3,
+        # Seconds before a task opened that still count as its opening turn, when no
+        # prompt event says when the turn began.
+        "lead_seconds": 300,
+        # Hours of work assumed before a Beads close whose start is unknown.
+        "fallback_window_hours": 8.0,
+        # Where Claude Code keeps task lists (~/.claude/tasks/<list>/<id>.json).
+        "tasks_dir": "~/.claude/tasks",
+    },
 }
 
 
@@ -128,7 +152,9 @@ def coerce(key: str, value: Any) -> Any:
             f"Config value '{key}' must be a {type(default).__name__}, got {value!r}."
         ) from None
     if isinstance(typed, (int, float)) and not isinstance(typed, bool):
-        if typed < 0:
+        # A setting whose default is negative (outcomes.failure_delta, outcomes.floor)
+        # may be negative; every other number may not.
+        if typed < 0 and not default < 0:
             raise ConfigError(f"Config value '{key}' must not be negative, got {typed}.")
         if key.startswith("boosts.") and typed == 0:
             raise ConfigError(f"Config value '{key}' must be above 0 (1.0 means no boost).")

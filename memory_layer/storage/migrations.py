@@ -185,3 +185,93 @@ def m010_usage_and_sessions(db: Database) -> None:
         """
     )
     db.execute("CREATE INDEX idx_session_events_session ON session_events(session_id, id)")
+
+
+# --- Outcome learning: tasks, their events, and the credit each memory received -----
+
+
+@migrations(name="m020_outcomes_tasks_and_credits")
+def m020_outcomes_tasks_and_credits(db: Database) -> None:
+    # One row per task from any tracker. id is "<source>:<scope>:<external id>" because
+    # Claude Code numbers tasks per list ("1", "2", ...) and Beads ids repeat across repos.
+    db.execute(
+        """
+        CREATE TABLE tasks (
+            id TEXT PRIMARY KEY,
+            source TEXT NOT NULL,          -- claude | beads | manual | mcp ...
+            external_id TEXT NOT NULL,     -- the tracker's own id: "3", "bd-a3f8"
+            list_id TEXT,                  -- Claude task list (session id or shared list)
+            project TEXT,
+            session_id TEXT,               -- the session that created it, when known
+            subject TEXT,
+            description TEXT,
+            status TEXT NOT NULL,          -- the tracker's status: in_progress, closed...
+            outcome TEXT,                  -- success | failure | NULL while open
+            reason TEXT,                   -- close reason, or why the outcome was set
+            opened_at TEXT NOT NULL,
+            started_at TEXT,
+            closed_at TEXT,
+            state_at TEXT NOT NULL,        -- tracker time of the last transition applied
+            updated_at TEXT NOT NULL
+        )
+        """
+    )
+    db.execute("CREATE INDEX idx_tasks_external ON tasks(external_id)")
+    db.execute("CREATE INDEX idx_tasks_project_opened ON tasks(project, opened_at)")
+    db.execute("CREATE INDEX idx_tasks_closed ON tasks(closed_at)")
+    # Every event seen for a task, applied or not: the audit trail, the sessions a task
+    # was worked in, and (event_key) deduplication of replayed Beads interactions.
+    db.execute(
+        """
+        CREATE TABLE task_events (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            task_id TEXT NOT NULL,
+            at TEXT NOT NULL,
+            source TEXT NOT NULL,          -- hook:TaskCompleted, beads:on_close, sync:disk...
+            event TEXT NOT NULL,           -- open | start | close | reopen | delete
+            status TEXT,
+            session_id TEXT,
+            applied INTEGER NOT NULL,      -- 0: stale or a repeat, nothing changed
+            note TEXT,
+            event_key TEXT UNIQUE
+        )
+        """
+    )
+    db.execute("CREATE INDEX idx_task_events_task ON task_events(task_id, id)")
+    db.execute("CREATE INDEX idx_task_events_session ON task_events(session_id)")
+    # One row per (task, memory) judged, including memories shown but not acted on
+    # (weight 0). What was applied is stored so an undo reverses exactly that.
+    db.execute(
+        """
+        CREATE TABLE task_credits (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            task_id TEXT,                  -- NULL: direct feedback on one memory
+            memory_id TEXT NOT NULL,
+            outcome TEXT NOT NULL,         -- success | failure
+            weight REAL NOT NULL,
+            delta REAL NOT NULL,           -- weight × configured delta, before clamping
+            applied REAL NOT NULL,         -- new score − old score, after clamping
+            old_score REAL NOT NULL,
+            new_score REAL NOT NULL,
+            success_inc INTEGER NOT NULL,
+            failure_inc INTEGER NOT NULL,
+            use_inc INTEGER NOT NULL,
+            old_proven_at TEXT,
+            new_proven_at TEXT,
+            evidence TEXT NOT NULL,        -- JSON list of {kind, at, session_id, detail}
+            source TEXT NOT NULL,
+            actor TEXT NOT NULL,
+            at TEXT NOT NULL,
+            reversed_at TEXT,
+            reversed_by TEXT,
+            reversal_reason TEXT
+        )
+        """
+    )
+    db.execute(
+        "CREATE UNIQUE INDEX uq_task_credits_live ON task_credits(task_id, memory_id) "
+        "WHERE reversed_at IS NULL AND task_id IS NOT NULL"
+    )
+    db.execute("CREATE INDEX idx_task_credits_memory ON task_credits(memory_id, at)")
+    db.execute("CREATE INDEX idx_task_credits_at ON task_credits(at)")
+

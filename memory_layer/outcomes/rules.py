@@ -1,0 +1,111 @@
+"""The outcome rules in one place: settings, proven, sinking, and how a close reads.
+
+Kept free of database code so the hook path can import it cheaply.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from memory_layer.errors import ConfigError
+from memory_layer.models import Memory
+
+SUCCESS = "success"
+FAILURE = "failure"
+
+# Whole words only. Beads' own IsFailureClose() matches substrings, so "Fixed error
+# handling" reads as a failure there ("error"); here it is a success. "error",
+# "timeout" and "blocked" are left out on purpose: they describe what was fixed far
+# more often than how the work ended.
+FAILURE_WORDS = re.compile(
+    r"(?<![\w'’])(failed|wontfix|won[’']?t[ -]fix|cancell?ed|canceled|abandoned|rejected)"
+    r"(?![\w'’])",
+    re.IGNORECASE,
+)
+# An explicit marker anywhere in the reason wins over the words:
+# "[outcome:failed]" / "[outcome:failure]" or "[outcome:success]" / "[outcome:worked]".
+MARKER = re.compile(r"\[outcome:\s*(success|succeeded|worked|failure|failed)\s*\]", re.IGNORECASE)
+_MARKER_VALUES = {"success": SUCCESS, "succeeded": SUCCESS, "worked": SUCCESS}
+
+
+@dataclass(frozen=True)
+class Settings:
+    success_delta: float
+    failure_delta: float
+    floor: float
+    shown_weight: float
+    unobserved_weight: float
+    proven_min_successes: int
+    proven_min_score: float
+    lead_seconds: float
+    fallback_window_hours: float
+    tasks_dir: str
+
+
+def settings(config: dict[str, Any] | None = None) -> Settings:
+    """The ``outcomes`` section of the config, checked for values that cannot work."""
+    from memory_layer.config import DEFAULTS
+
+    section = dict(DEFAULTS["outcomes"])
+    if config is not None:
+        section.update(config.get("outcomes") or {})
+    values = Settings(
+        success_delta=float(section["success_delta"]),
+        failure_delta=float(section["failure_delta"]),
+        floor=float(section["floor"]),
+        shown_weight=float(section["shown_weight"]),
+        unobserved_weight=float(section["unobserved_weight"]),
+        proven_min_successes=int(section["proven_min_successes"]),
+        proven_min_score=float(section["proven_min_score"]),
+        lead_seconds=float(section["lead_seconds"]),
+        fallback_window_hours=float(section["fallback_window_hours"]),
+        tasks_dir=str(section["tasks_dir"]),
+    )
+    if not 0 <= values.success_delta <= 2:
+        raise ConfigError("outcomes.success_delta must be between 0 and 2 (default 0.2).")
+    if not -2 <= values.failure_delta <= 0:
+        raise ConfigError("outcomes.failure_delta must be between -2 and 0 (default -0.3).")
+    if not -1 <= values.floor <= 1:
+        raise ConfigError("outcomes.floor must be between -1 and 1 (default -0.5).")
+    for name in ("shown_weight", "unobserved_weight"):
+        if not 0 <= getattr(values, name) <= 1:
+            raise ConfigError(f"outcomes.{name} must be between 0 and 1.")
+    return values
+
+
+def is_sinking(memory: Memory, config: dict[str, Any] | None = None) -> bool:
+    """At or below the floor: withheld from automatic injection, still findable."""
+    return memory.outcome_score <= settings(config).floor
+
+
+def is_proven(memory: Memory, config: dict[str, Any] | None = None) -> bool:
+    """A strong record: enough credited successes, a good score, and at least twice as
+    many successes as failures."""
+    rules = settings(config)
+    return (
+        memory.success_count >= rules.proven_min_successes
+        and memory.outcome_score >= rules.proven_min_score
+        and memory.success_count >= 2 * memory.failure_count
+    )
+
+
+def close_outcome(reason: str | None, metadata: Any = None) -> str:
+    """Success or failure of a Beads close, from its reason (and metadata.outcome).
+
+    Order: an explicit ``metadata.outcome``, then an ``[outcome:...]`` marker in the
+    reason, then the whole-word failure list; anything else is a success (bd's default
+    reason is "Closed").
+    """
+    if isinstance(metadata, dict):
+        value = str(metadata.get("outcome") or "").strip().lower()
+        if value in {"success", "succeeded", "worked"}:
+            return SUCCESS
+        if value in {"failure", "failed"}:
+            return FAILURE
+    text = reason or ""
+    marker = MARKER.search(text)
+    if marker:
+        return _MARKER_VALUES.get(marker.group(1).lower(), FAILURE)
+    return FAILURE if FAILURE_WORDS.search(text) else SUCCESS
