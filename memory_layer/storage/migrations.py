@@ -187,6 +187,99 @@ def m010_usage_and_sessions(db: Database) -> None:
     db.execute("CREATE INDEX idx_session_events_session ON session_events(session_id, id)")
 
 
+# --- Trust: review gate, checksums, scenes, structured facts, conflicts -------------
+
+
+@migrations(name="m030_trust_review_and_conflicts")
+def m030_trust_review_and_conflicts(db: Database) -> None:
+    import hashlib
+    from datetime import UTC, datetime, timedelta
+
+    for column in (
+        "approved_by",  # who vouched for the text (a reviewer, or the trusted writer)
+        "approved_at",
+        "review_by",  # after this time the record is overdue for review
+        "checksum",  # sha256 of the approved text; 'unverified' after an unstamped edit
+        "scene",  # deploy, server_ops, coding...; NULL = every scene
+        "subject",  # structured fact: subject / fact_key, the text is the value
+        "fact_key",
+        "conflict_id",  # the open or resolved conflict this candidate belongs to
+    ):
+        db.execute(f"ALTER TABLE memories ADD COLUMN {column} TEXT")
+    db.execute("CREATE INDEX idx_memories_scene ON memories(scene)")
+    db.execute("CREATE INDEX idx_memories_fact ON memories(subject, fact_key, project)")
+    db.execute("CREATE INDEX idx_memories_unstamped ON memories(status) WHERE checksum IS NULL")
+    # SQLite cannot hash, so a text change to a record that was never stamped marks it
+    # 'unverified' here; stamped records are caught by comparing sha256 on read.
+    db.execute(
+        "CREATE TRIGGER memories_trust_unstamped_edit AFTER UPDATE OF text ON memories "
+        "WHEN NEW.checksum IS NULL AND OLD.text IS NOT NEW.text "
+        "BEGIN UPDATE memories SET checksum = 'unverified' WHERE rowid = NEW.rowid; END"
+    )
+    # A withheld record switched to active without approval (e.g. a direct SQL UPDATE)
+    # has no checksum: mark it unverified so agents still do not see it.
+    db.execute(
+        "CREATE TRIGGER memories_trust_unapproved_activation AFTER UPDATE OF status ON memories "
+        "WHEN NEW.status = 'active' AND NEW.checksum IS NULL "
+        "AND OLD.status IN ('pending', 'rejected', 'disputed', 'conflict') "
+        "BEGIN UPDATE memories SET checksum = 'unverified' WHERE rowid = NEW.rowid; END"
+    )
+    db.execute(
+        """
+        CREATE TABLE proposals (
+            id TEXT PRIMARY KEY,
+            memory_id TEXT NOT NULL,       -- the record the change is for
+            text TEXT NOT NULL,            -- the proposed new text
+            changes TEXT,                  -- JSON: other proposed fields (category, scene...)
+            source TEXT NOT NULL,
+            reason TEXT,
+            created_at TEXT NOT NULL,
+            status TEXT NOT NULL DEFAULT 'open',  -- open | accepted | revised | rejected
+            decided_by TEXT,
+            decided_at TEXT,
+            decision_reason TEXT
+        )
+        """
+    )
+    # The same change proposed twice (two agents, two syncs) is one inbox item.
+    db.execute(
+        "CREATE UNIQUE INDEX uq_proposals_open ON proposals(memory_id, text) WHERE status = 'open'"
+    )
+    db.execute(
+        """
+        CREATE TABLE conflicts (
+            id TEXT PRIMARY KEY,
+            project TEXT,
+            subject TEXT NOT NULL,
+            fact_key TEXT NOT NULL,
+            opened_at TEXT NOT NULL,
+            resolved_at TEXT,
+            resolved_by TEXT,
+            chosen_id TEXT,
+            reason TEXT
+        )
+        """
+    )
+    # One open conflict per fact, whatever the number of writers racing to open it.
+    db.execute(
+        "CREATE UNIQUE INDEX uq_conflicts_open ON conflicts(coalesce(project, ''), subject, "
+        "fact_key) WHERE resolved_at IS NULL"
+    )
+    # Records already active were written by trusted doors: stamp them as verified now,
+    # due for review a year on rather than instantly overdue because they are old.
+    now = datetime.now(UTC)
+    stamp = now.isoformat(timespec="microseconds")
+    due = (now + timedelta(days=365)).isoformat(timespec="microseconds")
+    for rowid, text, source in db.execute(
+        "SELECT rowid, text, source FROM memories WHERE status = 'active'"
+    ).fetchall():
+        db.execute(
+            "UPDATE memories SET checksum = ?, approved_by = ?, approved_at = ?, review_by = ? "
+            "WHERE rowid = ?",
+            [hashlib.sha256(text.encode("utf-8")).hexdigest(), source, stamp, due, rowid],
+        )
+
+
 # --- Outcome learning: tasks, their events, and the credit each memory received -----
 
 
@@ -275,3 +368,27 @@ def m020_outcomes_tasks_and_credits(db: Database) -> None:
     db.execute("CREATE INDEX idx_task_credits_memory ON task_credits(memory_id, at)")
     db.execute("CREATE INDEX idx_task_credits_at ON task_credits(at)")
 
+
+# --- Claude Code hooks: context epochs, deferred SessionEnd work, transcript offsets ----
+
+
+@migrations(name="m011_hooks_pending_and_offsets")
+def m011_hooks_pending_and_offsets(db: Database) -> None:
+    # When the agent's context last started empty (startup, /clear, compaction): memories
+    # injected before that are no longer in context and may be injected again.
+    db.execute("ALTER TABLE sessions ADD COLUMN context_since TEXT")
+    # 1 = the session ended and its transcript still needs extracting; SessionEnd has
+    # only 1.5 s, so it leaves the work to the engine or the next SessionStart.
+    db.execute("ALTER TABLE sessions ADD COLUMN pending INTEGER NOT NULL DEFAULT 0")
+    # Bytes already extracted per transcript file: the main transcript and every
+    # subagent transcript (SubagentStop) are read incrementally and independently.
+    db.execute(
+        """
+        CREATE TABLE transcript_offsets (
+            path TEXT PRIMARY KEY,
+            session_id TEXT,
+            offset INTEGER NOT NULL DEFAULT 0,
+            updated_at TEXT
+        )
+        """
+    )

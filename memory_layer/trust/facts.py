@@ -1,0 +1,328 @@
+"""Writing through the trust policy, and structured facts that conflict instead of
+overwriting.
+
+A structured fact is a record with ``subject`` and ``fact_key``; its text is the
+value (``prod-server`` / ``os`` / ``ubuntu 22.04``). When a second source writes a
+different value for the same fact in the same scope, both become ``conflict``
+candidates under one ``conflicts`` row and nothing is overwritten; a person
+chooses one (review), which confirms it and rejects the others. Every step runs
+under ``transaction`` (BEGIN IMMEDIATE), so writers in several processes are
+serialised: none is lost, none is duplicated.
+"""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+from memory_layer.errors import InvalidInput
+from memory_layer.memories import RememberResult, check_text, reinforce
+from memory_layer.memories import remember as core_remember
+from memory_layer.models import Memory, iso, utcnow
+from memory_layer.storage.conn import Conn, raw
+from memory_layer.storage.records import (
+    get_memory,
+    memories_where,
+    record_op,
+    transaction,
+    update_memory,
+)
+from memory_layer.storage.textindex import normalise_for_hash
+from memory_layer.trust.policy import initial_status
+from memory_layer.trust.verify import retire_superseded, stamp_fields, verify
+from memory_layer.trust.visibility import ACTIVE, CONFLICT, REJECTED
+
+
+def clean_scene(scene: str | None) -> str | None:
+    if scene is None:
+        return None
+    value = scene.strip().lower().replace(" ", "_").replace("-", "_")
+    if not value:
+        return None
+    if not all(ch.isalnum() or ch == "_" for ch in value):
+        raise InvalidInput(
+            f"Scene {scene!r} may hold only letters, digits and '_' (e.g. deploy, server_ops)."
+        )
+    return value
+
+
+def clean_fact(subject: str | None, key: str | None) -> tuple[str, str] | None:
+    if subject is None and key is None:
+        return None
+    subject = (subject or "").strip()
+    key = (key or "").strip().lower()
+    if not subject or not key:
+        raise InvalidInput(
+            "A structured fact needs both --subject and --key (e.g. --subject prod-server "
+            "--key os); the text is the value."
+        )
+    return subject, key
+
+
+def fact_candidates(
+    db: Conn, project: str | None, subject: str, key: str, statuses: tuple[str, ...]
+) -> list[Memory]:
+    marks = ", ".join("?" for _ in statuses)
+    return memories_where(
+        db,
+        f"subject = ? COLLATE NOCASE AND fact_key = ? AND project IS ? AND status IN ({marks})",
+        [subject, key, project, *statuses],
+        order_by="memories.rowid",
+    )
+
+
+def open_conflict(db: Conn, project: str | None, subject: str, key: str, *, actor: str) -> str:
+    """The id of the open conflict for this fact, opening one if needed."""
+    conn = raw(db)
+    row = conn.execute(
+        "SELECT id FROM conflicts WHERE coalesce(project, '') = coalesce(?, '') "
+        "AND subject = ? COLLATE NOCASE AND fact_key = ? AND resolved_at IS NULL",
+        [project, subject, key],
+    ).fetchone()
+    if row:
+        return str(row[0])
+    conflict_id = "c" + secrets.token_hex(7)
+    conn.execute(
+        "INSERT INTO conflicts(id, project, subject, fact_key, opened_at) VALUES (?, ?, ?, ?, ?)",
+        [conflict_id, project, subject, key, iso(utcnow())],
+    )
+    record_op(
+        db,
+        actor=actor,
+        action="conflict_open",
+        memory_id=None,
+        new={"conflict_id": conflict_id, "project": project, "subject": subject, "key": key},
+    )
+    return conflict_id
+
+
+def write(
+    db: Conn,
+    text: str,
+    *,
+    config: dict[str, Any],
+    source: str,
+    category: str = "general",
+    project: str | None = None,
+    tags: Any = None,
+    confidence: float | None = None,
+    scene: str | None = None,
+    subject: str | None = None,
+    key: str | None = None,
+    status: str | None = None,
+    embedder: Any = None,
+) -> RememberResult:
+    """Remember through the trust policy: the status comes from ``initial_status``
+    (unless given), trusted writes are stamped, structured facts may conflict."""
+    status = status or initial_status(source, config)
+    scene = clean_scene(scene)
+    fact = clean_fact(subject, key)
+    extra: dict[str, Any] = {"scene": scene}
+    if fact:
+        extra.update(subject=fact[0], fact_key=fact[1])
+    with transaction(db):
+        if fact and status == ACTIVE:
+            return _write_fact(
+                db,
+                text,
+                fact=fact,
+                config=config,
+                source=source,
+                category=category,
+                project=project,
+                tags=tags,
+                confidence=confidence,
+                extra=extra,
+                embedder=embedder,
+            )
+        result = core_remember(
+            db,
+            text,
+            config=config,
+            category=category,
+            project=project,
+            tags=tags,
+            source=source,
+            confidence=confidence,
+            status=status,
+            embedder=embedder,
+            extra=extra,
+        )
+        if result.created and status == ACTIVE:
+            stamped = update_memory(
+                db,
+                result.memory.id,
+                stamp_fields(
+                    result.memory.text,
+                    result.memory.category,
+                    approver=source,
+                    config=config,
+                    now=utcnow(),
+                ),
+                actor=source,
+                action="verify",
+                context={"reason": f"written by {source}, which the trust policy trusts"},
+            )
+            return RememberResult(stamped, created=True)
+        return result
+
+
+def _write_fact(
+    db: Conn,
+    text: str,
+    *,
+    fact: tuple[str, str],
+    config: dict[str, Any],
+    source: str,
+    category: str,
+    project: str | None,
+    tags: Any,
+    confidence: float | None,
+    extra: dict[str, Any],
+    embedder: Any,
+) -> RememberResult:
+    from memory_layer.capture.privacy import clean
+
+    subject, key = fact
+    value = clean(check_text(text, int(config["remember"]["max_chars"])))
+    current = fact_candidates(db, project, subject, key, (ACTIVE, CONFLICT))
+    wanted = normalise_for_hash(value)
+    for memory in current:
+        if normalise_for_hash(memory.text) == wanted:
+            # The same value again, from anyone: one record, one more use.
+            again = reinforce(
+                db,
+                memory,
+                source=source,
+                confidence=float(confidence or memory.confidence),
+                tags=[],
+                now=utcnow(),
+                reason="same value for the same fact",
+            )
+            return RememberResult(again, created=False, similarity=1.0)
+
+    def insert(status: str, more: dict[str, Any]) -> Memory:
+        result = core_remember(
+            db,
+            value,
+            config=config,
+            category=category,
+            project=project,
+            tags=tags,
+            source=source,
+            confidence=confidence,
+            status=status,
+            embedder=embedder,
+            dedupe=False,  # the same text as an unrelated memory is still this fact's value
+            extra={**extra, **more},
+        )
+        return result.memory
+
+    now = utcnow()
+    stamp = stamp_fields(value, category, approver=source, config=config, now=now)
+    conflicted = [m for m in current if m.status == CONFLICT]
+    active = [m for m in current if m.status == ACTIVE]
+    if not current:
+        return RememberResult(insert(ACTIVE, stamp), created=True)
+    if not conflicted and all(m.source == source for m in active):
+        # The same writer changing its own value is a correction, not a conflict.
+        memory = insert(ACTIVE, stamp)
+        for old in active:
+            retire_superseded(db, old, by=memory.id, actor=source)
+        return RememberResult(memory, created=True)
+    conflict_id = open_conflict(db, project, subject, key, actor=source)
+    for old in active:
+        update_memory(
+            db,
+            old.id,
+            {"status": CONFLICT, "conflict_id": conflict_id},
+            actor=source,
+            action="conflict",
+            context={"reason": f"{source} wrote a different value", "conflict_id": conflict_id},
+        )
+    # Candidates keep a checksum so an edit is still caught, but no approver.
+    memory = insert(
+        CONFLICT,
+        {"conflict_id": conflict_id, "checksum": stamp["checksum"]},
+    )
+    return RememberResult(memory, created=True)
+
+
+def conflict_members(db: Conn, conflict_id: str) -> list[Memory]:
+    return memories_where(
+        db, "conflict_id = ? AND status = ?", [conflict_id, CONFLICT], order_by="memories.rowid"
+    )
+
+
+def resolve_conflict(
+    db: Conn,
+    conflict_id: str,
+    *,
+    chosen_id: str | None,
+    actor: str,
+    config: dict[str, Any],
+    reason: str | None,
+    revised_text: str | None = None,
+    embedder: Any = None,
+) -> Memory | None:
+    """Confirm one candidate (or none) and reject the others; history keeps all."""
+    with transaction(db):
+        row = (
+            raw(db)
+            .execute("SELECT resolved_at FROM conflicts WHERE id = ?", [conflict_id])
+            .fetchone()
+        )
+        if row is None:
+            raise InvalidInput(f"No conflict '{conflict_id}'. `memory-layer review` lists them.")
+        if row[0] is not None:
+            raise InvalidInput(f"Conflict {conflict_id} was already resolved.")
+        members = conflict_members(db, conflict_id)
+        chosen: Memory | None = None
+        if chosen_id is not None:
+            chosen = get_memory(db, chosen_id)
+            if chosen.id not in {m.id for m in members}:
+                raise InvalidInput(
+                    f"Memory {chosen.id} is not a candidate of conflict {conflict_id}; "
+                    "choose one of: " + ", ".join(m.id for m in members)
+                )
+        for memory in members:
+            if chosen is not None and memory.id == chosen.id:
+                continue
+            update_memory(
+                db,
+                memory.id,
+                {"status": REJECTED},
+                actor=actor,
+                action="reject",
+                context={
+                    "reason": reason or "another value was chosen",
+                    "conflict_id": conflict_id,
+                    "chosen": chosen.id if chosen else None,
+                },
+            )
+        confirmed = None
+        if chosen is not None:
+            confirmed = verify(
+                db,
+                chosen.id,
+                actor=actor,
+                config=config,
+                reason=reason,
+                text=revised_text,
+                action="confirm",
+                embedder=embedder,
+            )
+        raw(db).execute(
+            "UPDATE conflicts SET resolved_at = ?, resolved_by = ?, chosen_id = ?, reason = ? "
+            "WHERE id = ?",
+            [iso(utcnow()), actor, chosen.id if chosen else None, reason, conflict_id],
+        )
+        record_op(
+            db,
+            actor=actor,
+            action="conflict_resolve",
+            memory_id=chosen.id if chosen else None,
+            new={"conflict_id": conflict_id, "chosen": chosen.id if chosen else None},
+            context={"reason": reason} if reason else None,
+        )
+    return confirmed

@@ -1,0 +1,43 @@
+"""The trust policy: which sources write active records and which go to the inbox.
+
+Sources are strings like ``cli``, ``slash``, ``hook:extract`` or ``mcp:cursor``;
+the part before ``:`` is the kind of door. Agents over MCP can only propose: their
+writes are pending whatever the configuration says, so no agent can make its own
+proposal true.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memory_layer.errors import ConfigError
+from memory_layer.trust.visibility import ACTIVE, PENDING
+
+WRITE_STATUSES = (ACTIVE, PENDING)
+
+
+def source_kind(source: str) -> str:
+    return (source or "").strip().lower().split(":", 1)[0]
+
+
+def _setting(config: dict[str, Any], key: str) -> str:
+    value = str(config["trust"][key]).strip().lower()
+    if value not in WRITE_STATUSES:
+        raise ConfigError(
+            f"trust.{key} must be 'active' or 'pending', got {value!r}. "
+            f"Run `memory-layer config set trust.{key} pending`."
+        )
+    return value
+
+
+def initial_status(source: str, config: dict[str, Any]) -> str:
+    """``active`` or ``pending`` for a new record written by ``source``."""
+    kind = source_kind(source)
+    if kind == "mcp":
+        return PENDING
+    trusted = {str(s).strip().lower() for s in config["trust"]["trusted_sources"]}
+    if (source or "").strip().lower() in trusted or kind in trusted:
+        return ACTIVE
+    if kind == "hook":
+        return _setting(config, "hook_writes")
+    return _setting(config, "other_writes")

@@ -1,0 +1,461 @@
+"""The review inbox and its decisions, shared by `memory-layer review` and the dashboard.
+
+An inbox item is one of:
+- ``new``: a pending record (an MCP proposal, a held-back extraction);
+- ``change``: a proposed change to an existing record (``proposals`` row);
+- ``conflict``: several candidate values for one structured fact;
+- ``disputed``, ``unverified`` (edited since verification), ``overdue``: a record
+  agents no longer receive until someone looks at it.
+
+Every decision is accept, revise (accept with a corrected text) or reject, by an
+actor, with a reason, and lands in the operations log.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from typing import Any
+
+from memory_layer.errors import InvalidInput, NotFound
+from memory_layer.models import Memory, iso, utcnow
+from memory_layer.storage.conn import Conn, raw
+from memory_layer.storage.records import (
+    get_memory,
+    memories_where,
+    record_op,
+    transaction,
+    update_memory,
+)
+from memory_layer.trust.facts import conflict_members, resolve_conflict
+from memory_layer.trust.verify import verify
+from memory_layer.trust.visibility import (
+    ACTIVE,
+    CONFLICT,
+    DISPUTED,
+    PENDING,
+    REJECTED,
+    edited_since_verification,
+    overdue,
+)
+
+DECISIONS = ("accept", "revise", "reject")
+
+_PROPOSAL_COLUMNS = (
+    "id, memory_id, text, changes, source, reason, created_at, status, decided_by, "
+    "decided_at, decision_reason"
+)
+
+
+def _brief(memory: Memory) -> dict[str, Any]:
+    return {
+        "memory_id": memory.id,
+        "text": memory.text,
+        "category": memory.category,
+        "project": memory.project,
+        "scene": memory.extra.get("scene"),
+        "subject": memory.extra.get("subject"),
+        "key": memory.extra.get("fact_key"),
+        "source": memory.source,
+        "status": memory.status,
+        "created_at": memory.created_at,
+    }
+
+
+def _last_reason(db: Conn, memory_id: str, action: str) -> str | None:
+    row = (
+        raw(db)
+        .execute(
+            "SELECT context FROM operations WHERE memory_id = ? AND action = ? "
+            "ORDER BY id DESC LIMIT 1",
+            [memory_id, action],
+        )
+        .fetchone()
+    )
+    if not row or not row[0]:
+        return None
+    return json.loads(row[0]).get("reason")
+
+
+def _proposal(row: Any) -> dict[str, Any]:
+    names = [n.strip() for n in _PROPOSAL_COLUMNS.split(",")]
+    data = dict(zip(names, row, strict=True))
+    data["changes"] = json.loads(data["changes"]) if data["changes"] else {}
+    return data
+
+
+def propose_change(
+    db: Conn,
+    memory_id: str,
+    text: str,
+    *,
+    source: str,
+    config: dict[str, Any],
+    reason: str | None = None,
+    changes: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Queue a change to an existing record for review; the record itself is untouched.
+    Proposing the same change again returns the open proposal instead of a copy."""
+    from memory_layer.capture.privacy import clean
+    from memory_layer.memories import check_text
+
+    text = clean(check_text(text, int(config["remember"]["max_chars"])))
+    with transaction(db):
+        target = get_memory(db, memory_id)
+        if text == target.text and not changes:
+            raise InvalidInput(f"Memory {target.id} already says exactly that.")
+        existing = (
+            raw(db)
+            .execute(
+                "SELECT " + _PROPOSAL_COLUMNS + " FROM proposals "
+                "WHERE memory_id = ? AND text = ? AND status = 'open'",
+                [target.id, text],
+            )
+            .fetchone()
+        )
+        if existing:
+            return {**_proposal(existing), "created": False}
+        proposal_id = "p" + secrets.token_hex(7)
+        raw(db).execute(
+            "INSERT INTO proposals(id, memory_id, text, changes, source, reason, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [
+                proposal_id,
+                target.id,
+                text,
+                json.dumps(changes or {}, sort_keys=True),
+                source,
+                reason,
+                iso(utcnow()),
+            ],
+        )
+        record_op(
+            db,
+            actor=source,
+            action="propose_change",
+            memory_id=target.id,
+            old={"text": target.text},
+            new={"text": text, **(changes or {})},
+            context={"proposal_id": proposal_id, "reason": reason},
+        )
+        row = (
+            raw(db)
+            .execute("SELECT " + _PROPOSAL_COLUMNS + " FROM proposals WHERE id = ?", [proposal_id])
+            .fetchone()
+        )
+    return {**_proposal(row), "created": True}
+
+
+def open_proposals(db: Conn) -> list[dict[str, Any]]:
+    rows = (
+        raw(db)
+        .execute(
+            "SELECT " + _PROPOSAL_COLUMNS + " FROM proposals WHERE status = 'open' "
+            "ORDER BY created_at, id"
+        )
+        .fetchall()
+    )
+    return [_proposal(r) for r in rows]
+
+
+def inbox(db: Conn, *, config: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """Everything waiting for a person, oldest first (a stable order)."""
+    from memory_layer.config import load_config
+
+    config = config or load_config()
+    items: list[dict[str, Any]] = []
+    for memory in memories_where(
+        db, "status IN (?, ?)", [PENDING, DISPUTED], order_by="memories.rowid"
+    ):
+        if memory.status == PENDING:
+            kind, why = "new", f"proposed by {memory.source}"
+        else:
+            reason = _last_reason(db, memory.id, "dispute") or "no reason given"
+            kind, why = "disputed", f"disputed: {reason}"
+        items.append({"id": memory.id, "kind": kind, "why": why, **_brief(memory)})
+    for proposal in open_proposals(db):
+        try:
+            target = get_memory(db, proposal["memory_id"])
+        except NotFound:
+            continue
+        items.append(
+            {
+                "id": proposal["id"],
+                "kind": "change",
+                "why": f"change proposed by {proposal['source']}"
+                + (f": {proposal['reason']}" if proposal["reason"] else ""),
+                **_brief(target),
+                "proposed_text": proposal["text"],
+                "proposed_changes": proposal["changes"],
+                "source": proposal["source"],
+                "created_at": proposal["created_at"],
+            }
+        )
+    for conflict_id, project, subject, key, opened_at in (
+        raw(db)
+        .execute(
+            "SELECT id, project, subject, fact_key, opened_at FROM conflicts "
+            "WHERE resolved_at IS NULL ORDER BY opened_at, id"
+        )
+        .fetchall()
+    ):
+        members = conflict_members(db, conflict_id)
+        items.append(
+            {
+                "id": conflict_id,
+                "kind": "conflict",
+                "why": f"{len(members)} different values for {subject} / {key}",
+                "project": project,
+                "subject": subject,
+                "key": key,
+                "created_at": opened_at,
+                "candidates": [_brief(m) for m in members],
+            }
+        )
+    for memory in memories_where(db, "status = ?", [ACTIVE], order_by="memories.rowid"):
+        if edited_since_verification(memory):
+            items.append(
+                {
+                    "id": memory.id,
+                    "kind": "unverified",
+                    "why": "text edited since it was verified",
+                    **_brief(memory),
+                }
+            )
+        elif overdue(memory):
+            items.append(
+                {
+                    "id": memory.id,
+                    "kind": "overdue",
+                    "why": f"review was due {memory.extra.get('review_by')}",
+                    **_brief(memory),
+                }
+            )
+    for item in items:
+        item["decisions"] = list(DECISIONS)
+    return items
+
+
+def _decide_proposal(
+    db: Conn,
+    proposal: dict[str, Any],
+    decision: str,
+    *,
+    actor: str,
+    reason: str | None,
+    revised_text: str | None,
+    config: dict[str, Any],
+    embedder: Any,
+) -> dict[str, Any]:
+    if proposal["status"] != "open":
+        raise InvalidInput(f"Proposal {proposal['id']} was already {proposal['status']}.")
+    memory = get_memory(db, proposal["memory_id"])
+    if decision != "reject":
+        text = revised_text if decision == "revise" else proposal["text"]
+        other = {k: v for k, v in proposal["changes"].items() if k in {"category", "scene"}}
+        if other:
+            update_memory(
+                db,
+                memory.id,
+                other,
+                actor=actor,
+                action="edit",
+                context={"proposal_id": proposal["id"]},
+            )
+        memory = verify(
+            db,
+            memory.id,
+            actor=actor,
+            config=config,
+            reason=reason,
+            text=text,
+            status=ACTIVE if memory.status in {ACTIVE, DISPUTED, PENDING} else memory.status,
+            action="accept_change" if decision == "accept" else "revise_change",
+            embedder=embedder,
+        )
+    raw(db).execute(
+        "UPDATE proposals SET status = ?, decided_by = ?, decided_at = ?, decision_reason = ? "
+        "WHERE id = ?",
+        [
+            {"accept": "accepted", "revise": "revised", "reject": "rejected"}[decision],
+            actor,
+            iso(utcnow()),
+            reason,
+            proposal["id"],
+        ],
+    )
+    record_op(
+        db,
+        actor=actor,
+        action=f"{decision}_proposal",
+        memory_id=memory.id,
+        context={"proposal_id": proposal["id"], "reason": reason},
+    )
+    return {
+        "item_id": proposal["id"],
+        "kind": "change",
+        "decision": decision,
+        "memory": memory.to_dict(),
+    }
+
+
+def decide(
+    db: Conn,
+    item_id: str,
+    decision: str,
+    *,
+    actor: str,
+    reason: str | None = None,
+    revised_text: str | None = None,
+    choose: str | None = None,
+    config: dict[str, Any] | None = None,
+    embedder: Any = None,
+) -> dict[str, Any]:
+    """Accept, revise or reject one inbox item (see the module docstring).
+
+    For a conflict, ``item_id`` may be the conflict id (with ``choose`` = the candidate
+    to confirm; reject without ``choose`` rejects every candidate) or a candidate's
+    memory id (accept/revise confirms it; reject drops it, and a lone survivor is
+    confirmed)."""
+    from memory_layer.config import load_config
+
+    config = config or load_config()
+    decision = (decision or "").strip().lower()
+    if decision not in DECISIONS:
+        raise InvalidInput(f"Decision must be one of {', '.join(DECISIONS)}, got {decision!r}.")
+    if decision == "revise" and not (revised_text or "").strip():
+        raise InvalidInput("A revision needs the corrected text (--text).")
+    if decision == "reject" and not (reason or "").strip():
+        raise InvalidInput("Say why it is rejected (--reason); the history keeps it.")
+    item_id = (item_id or "").strip()
+    with transaction(db):
+        row = (
+            raw(db)
+            .execute("SELECT " + _PROPOSAL_COLUMNS + " FROM proposals WHERE id = ?", [item_id])
+            .fetchone()
+        )
+        if row:
+            return _decide_proposal(
+                db,
+                _proposal(row),
+                decision,
+                actor=actor,
+                reason=reason,
+                revised_text=revised_text,
+                config=config,
+                embedder=embedder,
+            )
+        if raw(db).execute("SELECT 1 FROM conflicts WHERE id = ?", [item_id]).fetchone():
+            if decision != "reject" and not choose:
+                raise InvalidInput(
+                    f"Say which value to keep: --choose one of the candidates of {item_id} "
+                    "(`memory-layer review` lists them)."
+                )
+            chosen = resolve_conflict(
+                db,
+                item_id,
+                chosen_id=choose if decision != "reject" else None,
+                actor=actor,
+                config=config,
+                reason=reason,
+                revised_text=revised_text if decision == "revise" else None,
+                embedder=embedder,
+            )
+            return {
+                "item_id": item_id,
+                "kind": "conflict",
+                "decision": decision,
+                "memory": chosen.to_dict() if chosen else None,
+            }
+        memory = get_memory(db, item_id)
+        if memory.status == CONFLICT:
+            return _decide_candidate(
+                db,
+                memory,
+                decision,
+                actor=actor,
+                reason=reason,
+                revised_text=revised_text,
+                config=config,
+                embedder=embedder,
+            )
+        if decision == "reject":
+            updated = update_memory(
+                db,
+                memory.id,
+                {"status": REJECTED},
+                actor=actor,
+                action="reject",
+                context={"reason": reason, "previous_status": memory.status},
+            )
+        else:
+            updated = verify(
+                db,
+                memory.id,
+                actor=actor,
+                config=config,
+                reason=reason,
+                text=revised_text if decision == "revise" else None,
+                action="accept" if decision == "accept" else "revise",
+                embedder=embedder,
+            )
+    return {"item_id": item_id, "kind": "record", "decision": decision, "memory": updated.to_dict()}
+
+
+def _decide_candidate(
+    db: Conn,
+    memory: Memory,
+    decision: str,
+    *,
+    actor: str,
+    reason: str | None,
+    revised_text: str | None,
+    config: dict[str, Any],
+    embedder: Any,
+) -> dict[str, Any]:
+    conflict_id = str(memory.extra.get("conflict_id"))
+    if decision != "reject":
+        chosen = resolve_conflict(
+            db,
+            conflict_id,
+            chosen_id=memory.id,
+            actor=actor,
+            config=config,
+            reason=reason,
+            revised_text=revised_text if decision == "revise" else None,
+            embedder=embedder,
+        )
+        return {
+            "item_id": memory.id,
+            "kind": "conflict",
+            "decision": decision,
+            "memory": chosen.to_dict() if chosen else None,
+        }
+    update_memory(
+        db,
+        memory.id,
+        {"status": REJECTED},
+        actor=actor,
+        action="reject",
+        context={"reason": reason, "conflict_id": conflict_id},
+    )
+    left = conflict_members(db, conflict_id)
+    survivor = None
+    if len(left) == 1:
+        survivor = resolve_conflict(
+            db,
+            conflict_id,
+            chosen_id=left[0].id,
+            actor=actor,
+            config=config,
+            reason=f"the only value left after rejecting {memory.id}: {reason}",
+        )
+    elif not left:
+        resolve_conflict(db, conflict_id, chosen_id=None, actor=actor, config=config, reason=reason)
+    return {
+        "item_id": memory.id,
+        "kind": "conflict",
+        "decision": decision,
+        "memory": get_memory(db, memory.id).to_dict(),
+        "confirmed": survivor.to_dict() if survivor else None,
+    }
