@@ -73,13 +73,18 @@ ml_path_cli() {
 }
 
 # Resolve, in order: $MEMORY_LAYER_PYTHON; a venv in the plugin data directory
-# whose marker matches this plugin; a `memory-layer` already on PATH.
-# Sets ML_PYTHON or ML_CLI (exactly one) and returns 0, or returns 1 with
-# ML_ERROR set when MEMORY_LAYER_PYTHON is set but unusable, empty otherwise.
+# whose marker matches this plugin; a `memory-layer` already on PATH; last, a
+# venv built for an older plugin version (the caller starts a rebuild, and the
+# old install keeps memory working meanwhile instead of going dark for the
+# minute or two a rebuild takes).
+# Sets ML_PYTHON or ML_CLI (exactly one) and returns 0; ML_STALE is then the
+# data directory whose venv is outdated, or empty. Returns 1 with ML_ERROR set
+# when MEMORY_LAYER_PYTHON is set but unusable, empty when nothing is installed.
 ml_resolve() {
     ML_PYTHON=
     ML_CLI=
     ML_ERROR=
+    ML_STALE=
     if [ -n "${MEMORY_LAYER_PYTHON:-}" ]; then
         if [ -x "$MEMORY_LAYER_PYTHON" ] && [ -f "$MEMORY_LAYER_PYTHON" ]; then
             ML_PYTHON=$MEMORY_LAYER_PYTHON
@@ -90,6 +95,7 @@ ml_resolve() {
     fi
     _ml_key=$(ml_key "$1")
     _ml_dirs=$(ml_data_dirs)
+    _ml_old=
     _ml_ifs=$IFS
     IFS='
 '
@@ -99,11 +105,21 @@ ml_resolve() {
             ML_PYTHON=$_ml_data/venv/bin/python
             return 0
         fi
+        # A marker means the install finished once: only then is it worth running.
+        if [ -z "$_ml_old" ] && [ -x "$_ml_data/venv/bin/python" ] &&
+            [ -f "$_ml_data/venv/$ML_KEY_FILE" ]; then
+            _ml_old=$_ml_data
+        fi
     done
     IFS=$_ml_ifs
     if ML_CLI=$(ml_path_cli "$1"); then
         return 0
     fi
     ML_CLI=
+    if [ -n "$_ml_old" ]; then
+        ML_PYTHON=$_ml_old/venv/bin/python
+        ML_STALE=$_ml_old
+        return 0
+    fi
     return 1
 }

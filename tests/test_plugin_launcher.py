@@ -269,7 +269,7 @@ def test_the_plugin_venv_is_used_when_its_marker_matches(
     assert (out / "argv").read_text().split() == ["-m", "memory_layer.hooks", "Stop"]
 
 
-def test_an_outdated_venv_is_not_used_and_triggers_a_rebuild(
+def test_an_outdated_venv_keeps_serving_while_a_rebuild_starts(
     plugin: Path, out: Path, env: dict[str, str], tmp_path: Path, kill_later: list[int]
 ) -> None:
     data = tmp_path / "plugin-data"
@@ -289,8 +289,29 @@ def test_an_outdated_venv_is_not_used_and_triggers_a_rebuild(
     kill_later.append(int((out / "sleeper.pid").read_text()))
 
     assert result.returncode == 0
-    assert not (out / "argv").exists()
-    assert b"being installed in the background" in result.stdout
+    # The old install answered, and nothing was added to its output (it may be JSON).
+    assert (out / "argv").read_text().split() == ["-m", "memory_layer.hooks", "SessionStart"]
+    assert result.stdout == b"context from the hook\n"
+    assert "older plugin version" in hooks_log(env)
+
+
+def test_an_outdated_venv_loses_to_a_current_install_on_path(
+    plugin: Path, out: Path, env: dict[str, str], tmp_path: Path
+) -> None:
+    data = tmp_path / "plugin-data"
+    write_script(data / "venv" / "bin" / "python", "#!/bin/sh\nexit 99\n")
+    (data / "venv" / ".memory-layer-key").write_text("1234 5678\n")
+    write_script(tmp_path / "user-bin" / "memory-layer", RECORDER.format(out=out))
+
+    result = run_hook(
+        plugin,
+        "Stop",
+        {**env, "PATH": f"{tmp_path / 'user-bin'}:{env['PATH']}", "CLAUDE_PLUGIN_DATA": str(data)},
+    )
+
+    assert result.returncode == 0
+    assert (out / "argv").read_text().split() == ["hook", "Stop"]
+    assert not (data / "bootstrap.log").exists()
 
 
 def test_a_memory_layer_on_path_is_used_when_there_is_no_venv(
