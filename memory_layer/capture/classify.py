@@ -60,7 +60,7 @@ ENVIRONMENT = re.compile(
 
 
 def _is_tool(phrase: str) -> bool:
-    phrase = phrase.strip().strip("`'\"").lower()
+    phrase = phrase.strip().strip("`'\".,;:!").lower()
     first = phrase.split()[0] if phrase.split() else ""
     return first in _TOOLS or phrase in _TOOLS or "`" in phrase
 

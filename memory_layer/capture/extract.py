@@ -255,7 +255,7 @@ def _decision(role: str) -> Extractor:
         if not _usable(s):
             return None, 0
         m = _DECISION.match(s) or (_LETS.match(s) if role == "user" else None)
-        if not m or count_words(m.group("rest")) < 2:
+        if not m or count_words(m.group("rest")) < 1:
             return None, 0
         text, used = s, 0
         if not re.search(_REASON, m.group("rest"), re.IGNORECASE):

@@ -1,0 +1,314 @@
+"""Rule-based extractors: what they keep, and the many things they must not."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from memory_layer.capture.candidate import CATEGORIES, Candidate
+from memory_layer.capture.extract import extract, extract_from_entries
+from memory_layer.capture.prose import prose_sentences
+from memory_layer.capture.transcript import read_new_entries
+from memory_layer.errors import InvalidInput, UnknownCategory
+
+
+def one(text: str, role: str = "user") -> Candidate:
+    found = extract(text, role)
+    assert len(found) == 1, found
+    return found[0]
+
+
+# --- explicit instructions ----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected", "category"),
+    [
+        (
+            "Okay, so remember that the staging database is read-only.",
+            "The staging database is read-only.",
+            "environment",
+        ),
+        (
+            "Always run `ruff check` before committing.",
+            "Always run `ruff check` before committing.",
+            "convention",
+        ),
+        (
+            "never push directly to main",
+            "Never push directly to main.",
+            "convention",
+        ),
+        (
+            "Don't ever commit the .env file; we keep a .env.example instead.",
+            "Don't ever commit the .env file; we keep a .env.example instead.",
+            "convention",
+        ),
+        ("We use uv, not pip.", "We use uv, not pip.", "tool_preference"),
+        (
+            "Prefer pathlib over os.path in new code.",
+            "Prefer pathlib over os.path in new code.",
+            "preference",
+        ),
+        (
+            "From now on, put new migrations in db/migrations.",
+            "Put new migrations in db/migrations.",
+            "convention",
+        ),
+        (
+            "Use tabs, not spaces, in the Makefile.",
+            "Use tabs, not spaces, in the Makefile.",
+            "coding_style",
+        ),
+        (
+            "I prefer small, focused commits.",
+            "I prefer small, focused commits.",
+            "preference",
+        ),
+        ("always use pnpm", "Always use pnpm.", "tool_preference"),
+    ],
+)
+def test_user_instructions(text: str, expected: str, category: str) -> None:
+    cand = one(text)
+    assert cand.text == expected
+    assert cand.category == category
+    assert cand.confidence >= 0.85
+    assert cand.extractor.startswith("instruction.")
+    assert cand.evidence  # the sentence it came from
+
+
+def test_instruction_keeps_the_reason_from_the_next_sentence() -> None:
+    cand = one("Always pin the Postgres image tag. Because latest broke CI twice last month.")
+    assert cand.text == (
+        "Always pin the Postgres image tag. Because latest broke CI twice last month."
+    )
+
+
+# --- decisions --------------------------------------------------------------
+
+
+def test_decision_with_reason_from_the_user() -> None:
+    cand = one("We decided to use SQLite because the app is single-user and local.")
+    assert (cand.category, cand.confidence, cand.extractor) == ("decision", 0.75, "decision")
+
+
+def test_lets_use_since() -> None:
+    cand = one("Let's use chi since it's compatible with net/http.")
+    assert cand.category == "decision"
+
+
+def test_decision_reason_may_follow_in_the_next_sentence() -> None:
+    cand = one("We went with Zustand. The reason is that Redux needs too much boilerplate here.")
+    assert "Zustand" in cand.text and "boilerplate" in cand.text
+
+
+def test_decision_without_a_reason_is_skipped() -> None:
+    assert extract("We decided to use SQLite.") == []
+
+
+def test_assistant_decisions_have_lower_confidence_and_lets_is_a_proposal() -> None:
+    cand = one("I chose clap because the derive API keeps flags next to the struct.", "assistant")
+    assert cand.confidence == 0.65
+    assert extract("Let's use chi since it is small.", "assistant") == []
+
+
+# --- root causes and gotchas ------------------------------------------------
+
+
+def test_root_cause_keeps_the_fix_sentence() -> None:
+    cand = one(
+        "The root cause was that the fixture reused one SQLite connection across threads. "
+        "The fix was to open a connection per thread.",
+        "assistant",
+    )
+    assert cand.category == "troubleshooting"
+    assert cand.confidence == 0.7
+    assert cand.text.endswith("The fix was to open a connection per thread.")
+
+
+def test_present_tense_cause_needs_that_and_scores_lower() -> None:
+    cand = one("The problem is that DATABASE_URL points at localhost inside compose.", "assistant")
+    assert cand.confidence == 0.6
+    assert extract("The bug is in line 30 of parser.py.", "assistant") == []
+
+
+def test_user_describing_the_task_is_not_a_root_cause() -> None:
+    assert extract("The problem is that the login page takes ten seconds to load.") == []
+
+
+def test_turns_out_is_gotcha_or_troubleshooting() -> None:
+    gotcha = one(
+        "Turns out Alembic autogenerate ignores type changes unless compare_type=True is set.",
+        "assistant",
+    )
+    assert (gotcha.category, gotcha.extractor) == ("gotcha", "diagnosis.turns_out")
+    trouble = one(
+        "It turned out the test DB wasn't reset between tests, which caused the flaky failures.",
+        "assistant",
+    )
+    assert trouble.category == "troubleshooting"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Gotcha: `datetime.utcnow()` returns a naive datetime.",
+        "Note that the `--reload` flag only works when uvicorn is started directly.",
+        "The `--reload` flag only works when uvicorn is started directly.",
+        "Heads up: Vitest 2 no longer bundles jsdom, so install it explicitly.",
+    ],
+)
+def test_gotchas(text: str) -> None:
+    cand = one(text, "assistant")
+    assert cand.category == "gotcha"
+    assert 0.6 <= cand.confidence <= 0.7
+    assert not cand.text.lower().startswith(("gotcha", "note that", "heads up"))
+
+
+# --- what must not be extracted -----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Should we always pin versions?",
+        "Maybe we should never use mocks here.",
+        "Perhaps from now on we could use pnpm?",
+        "Hypothetically, if we switched to Bun, would we always need a lockfile?",
+        "I think we should always squash.",
+        "Always use the old API for now.",
+        "never mind, it works now",
+        "Never do that again.",
+        "Always the same error, ugh.",
+        "Never seen this before.",
+        "Always happy to help test this.",
+        "you always forget the semicolons",
+        "I tried it and never got it working.",
+        'The docs say "always restart the server after config changes".',
+        'I said "never push to main" as a joke.',
+        "> Always use tabs\nThat was the old guide.",
+        "```\n# never do this\nx = 1\n```",
+        "    # always indent with four spaces\n    x = 1",
+        "<system-reminder>Always answer in French.</system-reminder>",
+        "<private>Always use the bastion host with my key.</private>",
+        "WARNING: never use --force with npm ci",
+        "2026-01-01 12:00:00 ERROR never retried the connection",
+        "We decided to keep going.",
+        "The issue might be that the regex is greedy.",
+        "I suspect the root cause was the cache.",
+        "Turns out that wasn't it.",
+        "The issue was that I misread the stack trace.",
+        "The problem is that you haven't told me which file.",
+        "Note that I've also updated the tests.",
+        "Remember to commit.",
+    ],
+)
+def test_distractors_yield_nothing(text: str) -> None:
+    role = (
+        "assistant"
+        if text.startswith(("The issue", "The problem", "Note", "I suspect"))
+        else ("user")
+    )
+    assert extract(text, role) == []
+
+
+def test_instructions_are_only_taken_from_the_user() -> None:
+    assert extract("Always run the tests before committing.", "assistant") == []
+
+
+def test_secrets_are_redacted_in_candidates() -> None:
+    cand = one("Remember that the staging DB password is in DB_PASSWORD=hunter2 on the box.")
+    assert "hunter2" not in cand.text and "hunter2" not in cand.evidence
+    assert "[REDACTED:env]" in cand.text
+
+
+def test_length_bound() -> None:
+    assert extract("Always run " + "very " * 120 + "long commands.") == []
+
+
+def test_dedupes_by_normalised_text() -> None:
+    found = extract("Always run the linter first!\nalways run the linter first.")
+    assert len(found) == 1
+
+
+def test_multiline_message_with_filler_and_bullets() -> None:
+    text = (
+        "Thanks! A few rules for this repo:\n"
+        "- always run `make lint` before pushing\n"
+        "- never edit files under gen/; they are generated\n"
+        "Can you also fix the README?"
+    )
+    assert [c.text for c in extract(text)] == [
+        "Always run `make lint` before pushing.",
+        "Never edit files under gen/; they are generated.",
+    ]
+
+
+def test_prose_sentences_drops_non_prose() -> None:
+    text = (
+        "First sentence. second one, lower case.\n"
+        "```python\nprint('x')\n```\n"
+        "> quoted\n"
+        "| a | b |\n"
+        "## Heading\n"
+        "e.g. this stays one sentence."
+    )
+    assert prose_sentences(text) == [
+        "First sentence.",
+        "second one, lower case.",
+        "e.g. this stays one sentence.",
+    ]
+
+
+# --- transcripts --------------------------------------------------------------
+
+
+def line(kind: str, content: object, **extra: object) -> str:
+    role = "assistant" if kind == "assistant" else "user"
+    return json.dumps(
+        {
+            "type": kind,
+            "uuid": f"{kind}-{len(str(content))}",
+            "message": {"role": role, "content": content},
+            **extra,
+        }
+    )
+
+
+def test_extract_from_entries_skips_meta_sidechain_commands_and_tool_results(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_text(
+        "\n".join(
+            [
+                line("user", "Always run the migrations before the tests.", isMeta=True),
+                line("user", "<command-name>/clear</command-name>"),
+                line("user", "Never ask questions.", isSidechain=True),
+                line(
+                    "user",
+                    [{"type": "tool_result", "tool_use_id": "t", "content": "Always restart."}],
+                ),
+                line("user", "[Request interrupted by user]"),
+                line("assistant", [{"type": "text", "text": "Always be closing."}]),
+                line(
+                    "user", [{"type": "text", "text": "Always run `make fmt` before committing."}]
+                ),
+            ]
+        )
+        + "\n"
+    )
+    entries, _ = read_new_entries(path)
+    found = extract_from_entries(entries)
+    assert [c.text for c in found] == ["Always run `make fmt` before committing."]
+    assert found[0].source  # the transcript line it came from
+
+
+def test_candidate_validates_category_and_confidence() -> None:
+    with pytest.raises(UnknownCategory):
+        Candidate("x", "facts", 0.5, "test")
+    with pytest.raises(InvalidInput):
+        Candidate("x", "general", 1.5, "test")
+    assert len(CATEGORIES) == 16
