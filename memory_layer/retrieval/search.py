@@ -33,6 +33,9 @@ class Scope:
     projects: tuple[str | None, ...] | None
     statuses: tuple[str, ...] = ("active",)
     category: str | None = None
+    # Scenes (deploy, server_ops, coding...) the client declared: recall covers them plus
+    # memories without a scene. None = no scene filter.
+    scenes: tuple[str, ...] | None = None
 
     @classmethod
     def for_project(
@@ -66,6 +69,10 @@ def _scope_sql(scope: Scope) -> tuple[str, list[Any]]:
     if scope.category:
         clauses.append("m.category = ?")
         args.append(scope.category)
+    if scope.scenes is not None:
+        marks = ", ".join("?" for _ in scope.scenes)
+        clauses.append("(m.scene IS NULL" + (f" OR m.scene IN ({marks})" if marks else "") + ")")
+        args.extend(scope.scenes)
     return (" AND ".join(clauses) or "1"), args
 
 
@@ -146,6 +153,8 @@ def recall(
         if memory is None or memory.status not in scope.statuses:
             continue
         if scope.category and memory.category != scope.category:
+            continue
+        if scope.scenes is not None and memory.extra.get("scene") not in (None, *scope.scenes):
             continue
         if visible is not None and not visible(memory):
             continue
