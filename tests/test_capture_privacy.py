@@ -91,6 +91,8 @@ PEM = (
         ('{"password": "hunter2", "user": "bob"}', "hunter2", "json"),
         ("db:\n  password: hunter2\n  user: bob", "hunter2", "yaml"),
         ('conn = connect(password="hunter2")', "hunter2", "assignment"),
+        ("const config = { apiKey: 'AbC123xyz789' };", "AbC123xyz789", "assignment"),
+        ('accessToken = "tok_live_abcdef123"', "tok_live_abcdef123", "assignment"),
     ],
 )
 def test_redacts_each_secret_kind(text: str, secret: str, kind: str) -> None:
@@ -127,6 +129,10 @@ def test_env_assignment_keeps_the_name() -> None:
         "password: ${DB_PASSWORD}",
         "sort_key: name",
         "max_tokens = 1024",
+        "MAX_TOKENS=1024",
+        "bypass: yes",
+        'token_type: "bearer"',
+        "TOKENIZERS_PARALLELISM=false",
         "Token: see the dashboard for yours",
         "use sk-learn? no, scikit-learn",
         "The password reset flow sends an email.",

@@ -141,6 +141,28 @@ def test_same_target_counts_as_similar() -> None:
     assert "pyyaml" in cand.text
 
 
+def test_reading_the_failing_file_is_not_a_retry() -> None:
+    events = [
+        bash("python app.py", "Exit code 1\nModuleNotFoundError: No module named 'flask'"),
+        bash("cat app.py"),
+        bash("git add app.py"),
+        bash("pip install flask"),
+    ]
+    assert troubleshooting_candidates(events) == []
+
+
+def test_trivial_or_interrupted_failures_are_ignored() -> None:
+    events = [
+        bash("grep -rn cache .", "Exit code 1\ngrep: ./x: Permission denied"),
+        bash("chmod +r x"),
+        bash("grep -rn cache src/"),
+        bash("pytest", "[Request interrupted by user for tool use]"),
+        bash("pip install -e ."),
+        bash("pytest"),
+    ]
+    assert troubleshooting_candidates(events) == []
+
+
 @pytest.mark.parametrize(
     ("text", "expected"),
     [

@@ -160,8 +160,18 @@ def is_trivial(command: str) -> bool:
 
 
 def similar(a: str, b: str) -> bool:
+    """Same attempt: same program and subcommand, or the same program on the same file.
+
+    The program must match even for a shared target, otherwise ``cat app.py``
+    or ``git add app.py`` would count as a successful retry of ``python app.py``.
+    """
     key = command_key(a)
-    return (bool(key) and key == command_key(b)) or bool(_targets(a) & _targets(b))
+    if key and key == command_key(b):
+        return True
+    prog_a, prog_b = _program_tokens(a)[:1], _program_tokens(b)[:1]
+    return (
+        bool(prog_a) and prog_a == prog_b and not is_trivial(a) and bool(_targets(a) & _targets(b))
+    )
 
 
 _KIND_BY_PROGRAM = {

@@ -55,21 +55,61 @@ def strip_private(text: str) -> str:
 
 _Replacer = Callable[[re.Match[str]], str]
 
-# Names whose literal values are secrets.  Matched against the *end* of a
-# name (``DB_PASSWORD``, ``client_secret``) so that ``password_field`` or
-# ``token_type`` are not treated as secrets.
-_SECRET_NAME_END = re.compile(
-    r"(?:pass(?:word|wd|phrase)?|pwd|secret|secret_?key|token|api_?key|apikey|"
-    r"private_?key|access_?key|credentials?|auth_?key|client_?secret|"
-    r"signing_?key|encryption_?key|master_?key|session_?key)$",
-    re.IGNORECASE,
+# Names whose literal values are secrets.  Names are split into words
+# (snake_case, kebab-case, camelCase) and only the *last* word(s) count, so
+# ``client_secret``, ``apiKey`` and ``accessToken`` are secrets while
+# ``password_field``, ``token_type``, ``bypass`` and ``max_tokens`` are not.
+_SECRET_LAST_WORDS = frozenset(
+    {
+        "password",
+        "passwd",
+        "passphrase",
+        "pass",
+        "pwd",
+        "secret",
+        "token",
+        "apikey",
+        "credential",
+        "credentials",
+    }
 )
-# For env-style names the word may appear anywhere (``AWS_SECRET_ACCESS_KEY_ID``
-# style names are rare, but ``GITHUB_TOKEN_PROD`` is not).
-_SECRET_NAME_ANY = re.compile(
-    r"PASSWORD|PASSWD|PASSPHRASE|SECRET|TOKEN|API_?KEY|PRIVATE_?KEY|ACCESS_?KEY|"
-    r"CREDENTIAL|AUTH_KEY|(?:^|_)PWD(?:_|$)|(?:^|_)PASS(?:_|$)|_KEY(?:_|$)",
+_SECRET_LAST_PAIRS = frozenset(
+    {
+        ("api", "key"),
+        ("private", "key"),
+        ("access", "key"),
+        ("secret", "key"),
+        ("auth", "key"),
+        ("signing", "key"),
+        ("encryption", "key"),
+        ("master", "key"),
+        ("session", "key"),
+        ("client", "secret"),
+        ("account", "key"),
+        ("storage", "key"),
+    }
 )
+# For UPPER_CASE env names any word counts (``GITHUB_TOKEN_PROD``), and a
+# ``KEY`` word too: in a .env file ``STRIPE_KEY`` is a secret.
+_SECRET_ENV_WORDS = _SECRET_LAST_WORDS | {"key", "private"}
+
+
+def _name_words(name: str) -> list[str]:
+    name = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name)
+    return [w for w in re.split(r"[_\-.]+", name.lower()) if w]
+
+
+def _is_secret_name(name: str) -> bool:
+    words = _name_words(name)
+    return bool(words) and (
+        words[-1] in _SECRET_LAST_WORDS or tuple(words[-2:]) in _SECRET_LAST_PAIRS
+    )
+
+
+def _is_secret_env_name(name: str) -> bool:
+    return any(w in _SECRET_ENV_WORDS for w in _name_words(name))
+
+
 # Values that are references to a secret, not the secret itself.
 _REFERENCE_VALUE = re.compile(
     r"^(?:\$\{?[A-Za-z_]|\{\{|<[^>]*>$|%\(|\*{3,}$|x{3,}$|\[REDACTED|"
@@ -107,7 +147,7 @@ def _whole(kind: str) -> _Replacer:
 
 
 def _env_repl(m: re.Match[str]) -> str:
-    if not _SECRET_NAME_ANY.search(m.group("name")):
+    if not _is_secret_env_name(m.group("name")):
         return m.group(0)
     group = next(g for g in ("dq", "sq", "bare") if m.group(g) is not None)
     return _replace_group(m, group, "env")
@@ -115,7 +155,7 @@ def _env_repl(m: re.Match[str]) -> str:
 
 def _literal_repl(kind: str) -> _Replacer:
     def repl(m: re.Match[str]) -> str:
-        if not _SECRET_NAME_END.search(m.group("name")):
+        if not _is_secret_name(m.group("name")):
             return m.group(0)
         return _replace_group(m, "val", kind)
 
@@ -125,7 +165,7 @@ def _literal_repl(kind: str) -> _Replacer:
 def _yaml_repl(m: re.Match[str]) -> str:
     value = m.group("val").strip()
     if (
-        not _SECRET_NAME_END.search(m.group("name"))
+        not _is_secret_name(m.group("name"))
         or value[:1] in ("|", ">", "&", "*", "#", '"', "'")
         or _CODE_LIKE_VALUE.search(value)
     ):

@@ -288,7 +288,9 @@ def troubleshooting_candidates(events: Iterable[ToolEvent], cwd: str = "") -> li
     evs = list(events)
     found: list[Candidate] = []
     for i, failed in enumerate(evs):
-        if failed.ok or not failed.is_shell:
+        if failed.ok or not failed.is_shell or is_trivial(failed.command):
+            continue  # a grep without matches or a failed ls teaches nothing
+        if "interrupted by user" in failed.error:
             continue
         err = error_line(f"{failed.error}\n{failed.output}")
         if not err:
@@ -296,7 +298,9 @@ def troubleshooting_candidates(events: Iterable[ToolEvent], cwd: str = "") -> li
         chain = [
             j
             for j in range(i + 1, min(len(evs), i + 1 + WINDOW))
-            if evs[j].is_shell and similar(evs[j].command, failed.command)
+            if evs[j].is_shell
+            and not is_trivial(evs[j].command)
+            and similar(evs[j].command, failed.command)
         ]
         if not chain:
             continue
