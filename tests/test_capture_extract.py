@@ -292,6 +292,8 @@ def test_extract_from_entries_skips_meta_sidechain_commands_and_tool_results(
                     [{"type": "tool_result", "tool_use_id": "t", "content": "Always restart."}],
                 ),
                 line("user", "[Request interrupted by user]"),
+                line("user", "Always restart the worker.", toolUseResult={"stdout": "x"}),
+                line("user", "<task-notification>\nAlways check.\n</task-notification>"),
                 line("assistant", [{"type": "text", "text": "Always be closing."}]),
                 line(
                     "user", [{"type": "text", "text": "Always run `make fmt` before committing."}]

@@ -141,6 +141,21 @@ def test_same_target_counts_as_similar() -> None:
     assert "pyyaml" in cand.text
 
 
+def test_new_from_reports_each_story_and_command_once() -> None:
+    log = [
+        bash("pytest -q", PYTEST_IMPORT_ERROR),
+        bash("pip install psycopg2-binary"),
+    ]
+    assert signal_candidates(log) == []  # not fixed yet
+    seen = len(log)
+    log += [bash("pytest -q"), bash("git status")]
+    first = signal_candidates(log, new_from=seen)
+    assert sorted(c.category for c in first) == ["command", "troubleshooting"]
+    seen = len(log)
+    log += [bash("echo hi")]
+    assert signal_candidates(log, new_from=seen) == []
+
+
 def test_reading_the_failing_file_is_not_a_retry() -> None:
     events = [
         bash("python app.py", "Exit code 1\nModuleNotFoundError: No module named 'flask'"),

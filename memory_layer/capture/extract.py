@@ -431,13 +431,15 @@ def extract_from_entries(entries: Iterable[Entry]) -> list[Candidate]:
     """Run the extractors over a transcript's user prompts and assistant prose.
 
     Skips subagent (sidechain) lines, whose "user" turns were written by the
-    main agent, Claude Code's own meta lines, slash-command echoes, tool
-    results, summaries and system lines.
+    main agent, Claude Code's own meta lines (hook notices, skill bodies),
+    slash-command echoes, tool results, summaries and system lines.
     """
     found: list[Candidate] = []
     for entry in entries:
         if entry.is_sidechain or entry.is_meta or entry.type not in ("user", "assistant"):
             continue
+        if entry.is_tool_result:
+            continue  # tool output, even when stored as a bare string
         if entry.role not in ("user", "assistant"):
             continue
         for text in entry.texts:

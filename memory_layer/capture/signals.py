@@ -276,7 +276,9 @@ def _fix_steps(between: list[ToolEvent], failed: ToolEvent, cwd: str) -> list[st
     return steps[:4]
 
 
-def troubleshooting_candidates(events: Iterable[ToolEvent], cwd: str = "") -> list[Candidate]:
+def troubleshooting_candidates(
+    events: Iterable[ToolEvent], cwd: str = "", new_from: int = 0
+) -> list[Candidate]:
     """Failure → fix → success stories from a sequence of tool events.
 
     For each failed shell command, the next *similar* command decides: when it
@@ -284,6 +286,10 @@ def troubleshooting_candidates(events: Iterable[ToolEvent], cwd: str = "") -> li
     and the chain eventually succeeds, the steps in between are the fix.  A
     retry with no steps in between and the same command is a flake, not a
     lesson, and is skipped.
+
+    ``new_from`` is the index of the first event not seen by an earlier call:
+    only stories whose closing success is at or after it are returned, so a
+    hook can pass the whole persisted log each time without repeats.
     """
     evs = list(events)
     found: list[Candidate] = []
@@ -305,8 +311,11 @@ def troubleshooting_candidates(events: Iterable[ToolEvent], cwd: str = "") -> li
         if not chain:
             continue
         nxt = evs[chain[0]]
-        if not any(evs[j].ok for j in chain):
+        closing = next((j for j in chain if evs[j].ok), None)
+        if closing is None:
             continue  # never fixed within the window
+        if closing < new_from:
+            continue  # reported by an earlier call
         if not nxt.ok and error_line(f"{nxt.error}\n{nxt.output}") == err:
             continue  # the same error again: the steps between did not fix it
         steps = _fix_steps(evs[i + 1 : chain[0]], failed, cwd)
@@ -348,15 +357,16 @@ _TEMPLATES = {
 }
 
 
-def command_candidates(events: Iterable[ToolEvent]) -> list[Candidate]:
+def command_candidates(events: Iterable[ToolEvent], new_from: int = 0) -> list[Candidate]:
     """One ``command`` memory per (tool, kind): the shortest successful form.
 
     Commands aimed at a single test (``::``, ``-k``) are too specific to be
-    the project's command and are skipped.
+    the project's command and are skipped.  Events before ``new_from`` were
+    handled by an earlier call and are ignored.
     """
     best: dict[tuple[str, str], str] = {}
     first_ts: dict[tuple[str, str], str] = {}
-    for ev in events:
+    for ev in list(events)[new_from:]:
         if not (ev.ok and ev.is_shell) or is_trivial(ev.command):
             continue
         cmd = normalise_command(ev.command)
@@ -378,7 +388,9 @@ def command_candidates(events: Iterable[ToolEvent]) -> list[Candidate]:
     return found
 
 
-def signal_candidates(events: Iterable[ToolEvent], cwd: str = "") -> list[Candidate]:
-    """Troubleshooting and command candidates together."""
+def signal_candidates(
+    events: Iterable[ToolEvent], cwd: str = "", new_from: int = 0
+) -> list[Candidate]:
+    """Troubleshooting and command candidates together (see both for ``new_from``)."""
     evs = list(events)
-    return troubleshooting_candidates(evs, cwd) + command_candidates(evs)
+    return troubleshooting_candidates(evs, cwd, new_from) + command_candidates(evs, new_from)

@@ -98,6 +98,10 @@ class Entry:
     # not typed by the user; sidechain lines belong to a subagent.
     is_meta: bool = False
     is_sidechain: bool = False
+    # A user line that carries a tool's result.  Some lines hold the result as
+    # a bare string in ``content`` with a sibling ``toolUseResult``, so this
+    # flag, not the content shape, says "these are not the user's words".
+    is_tool_result: bool = False
 
     @property
     def text(self) -> str:
@@ -204,6 +208,7 @@ def parse_line(line: str | bytes) -> Entry | None:
         tool_uses=tuple(uses),
         tool_results=tuple(results),
         tool_output=_tool_output(obj.get("toolUseResult")),
+        is_tool_result=bool(results) or "toolUseResult" in obj,
         **common,
     )
 
