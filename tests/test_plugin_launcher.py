@@ -103,12 +103,20 @@ def env(tmp_path: Path, user_home: Path) -> dict[str, str]:
 
 @pytest.fixture
 def kill_later() -> Iterator[list[int]]:
-    """Pids of detached processes a test started; ended (by pid) at teardown."""
+    """Pids of detached installers a test started; ended at teardown with their children.
+
+    The bootstrap runs in a process group of its own (setsid), so ending that
+    group ends the installer, the fake python and its sleep, and nothing else.
+    """
     pids: list[int] = []
     yield pids
     for pid in pids:
         try:
-            os.kill(pid, signal.SIGTERM)
+            group = os.getpgid(pid)
+            if group != os.getpgid(0):
+                os.killpg(group, signal.SIGTERM)
+            else:
+                os.kill(pid, signal.SIGTERM)
         except ProcessLookupError:
             pass
 
