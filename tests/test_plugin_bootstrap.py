@@ -66,13 +66,16 @@ def data(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def env(tmp_path: Path, out: Path, data: Path) -> dict[str, str]:
+def env(tmp_path: Path, out: Path, data: Path, user_home: Path) -> dict[str, str]:
     base = tmp_path / "base-python"
     base.write_text(FAKE_BASE_PYTHON.format(out=out))
     base.chmod(0o755)
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORY_LAYER_", "CLAUDE_"))}
     return {
         **clean,
+        "HOME": str(tmp_path / "home"),
+        "MEMORY_LAYER_HOME": str(user_home),
+        "CLAUDE_CONFIG_DIR": str(tmp_path / "claude-config"),
         "CLAUDE_PLUGIN_DATA": str(data),
         "MEMORY_LAYER_BOOTSTRAP_PYTHON": str(base),
     }
