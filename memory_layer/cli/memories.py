@@ -43,6 +43,9 @@ def _read_text(text: str) -> str:
 @click.option("-t", "--tag", "tags", multiple=True, help="A tag; repeat for more.")
 @click.option("-s", "--source", default="cli", show_default=True, help="Who is writing this.")
 @click.option("--confidence", type=float, help="0 to 1 (default: remember.default_confidence).")
+@click.option("--scene", help="Scene it belongs to (deploy, server_ops, coding...).")
+@click.option("--subject", help="Structured fact: what it is about (e.g. prod-server).")
+@click.option("--key", help="Structured fact: which property (e.g. os); TEXT is the value.")
 @json_option
 def remember(
     text: str,
@@ -52,6 +55,9 @@ def remember(
     tags: tuple[str, ...],
     source: str,
     confidence: float | None,
+    scene: str | None,
+    subject: str | None,
+    key: str | None,
     as_json: bool,
 ) -> None:
     """Store a memory (TEXT, or - to read it from stdin) and print its id.
@@ -64,8 +70,10 @@ def remember(
         memory-layer remember "pg_dump needs --no-owner for the staging restore" -c gotcha
         memory-layer remember "Prefer ruff over flake8" -c tool_preference --global
         git log -1 --format=%B | memory-layer remember - -c decision
+        memory-layer remember "ubuntu 22.04" --subject prod-server --key os --scene server_ops
     """
-    from memory_layer.memories import remember as do_remember
+    # Through the trust policy: the source decides active or pending (docs/sharing.md).
+    from memory_layer.trust.facts import write as do_remember
 
     if is_global and project:
         raise click.UsageError("Use either --project or --global, not both.")
@@ -81,10 +89,25 @@ def remember(
         source=source,
         confidence=confidence,
         embedder=embedder_for(cfg),
+        scene=scene,
+        subject=subject,
+        key=key,
     )
     if as_json:
         echo_json({**result.memory.to_dict(), "created": result.created})
         return
+    if result.memory.status == "conflict":
+        click.echo(
+            "Another source recorded a different value for this fact: both are now "
+            "candidates until you choose one (`memory-layer review`).",
+            err=True,
+        )
+    elif result.memory.status != "active":
+        click.echo(
+            f"Stored as {result.memory.status}: agents do not see it until it is reviewed "
+            "(`memory-layer review`).",
+            err=True,
+        )
     if result.created:
         click.echo(result.memory.id)
     else:
@@ -135,6 +158,7 @@ def _format_result(rank: int, item: Any, explain: bool) -> str:
 @click.option("--no-global", is_flag=True, help="Leave out global memories.")
 @click.option("-c", "--category", help="Only this category.")
 @click.option("--keyword-only", is_flag=True, help="Skip the embedding model.")
+@click.option("--scene", help="Only this scene plus memories without a scene.")
 @click.option("--explain", is_flag=True, help="Show every term, the boost and why.")
 @json_option
 def recall(
@@ -145,6 +169,7 @@ def recall(
     no_global: bool,
     category: str | None,
     keyword_only: bool,
+    scene: str | None,
     explain: bool,
     as_json: bool,
 ) -> None:
@@ -172,6 +197,12 @@ def recall(
         scope = Scope.for_project(
             current_project(project), include_global=not no_global, category=category
         )
+    if scene:
+        import dataclasses
+
+        from memory_layer.trust.facts import clean_scene
+
+        scope = dataclasses.replace(scope, scenes=(clean_scene(scene) or "",))
     db = open_store()
     results = do_recall(
         db,
@@ -329,6 +360,10 @@ def edit(
         confidence=confidence,
         embedder=embedder_for(cfg) if text is not None else None,
     )
+    from memory_layer.trust.verify import verify_if_trusted
+
+    # Your own edit is vouched for like your own write (the trust policy decides).
+    memory = verify_if_trusted(db, memory.id, source="cli", config=cfg)
     if as_json:
         echo_json(memory.to_dict())
     else:

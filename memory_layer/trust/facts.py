@@ -111,6 +111,7 @@ def write(
     key: str | None = None,
     status: str | None = None,
     embedder: Any = None,
+    dedupe: bool = True,
 ) -> RememberResult:
     """Remember through the trust policy: the status comes from ``initial_status``
     (unless given), trusted writes are stamped, structured facts may conflict."""
@@ -146,6 +147,7 @@ def write(
             confidence=confidence,
             status=status,
             embedder=embedder,
+            dedupe=dedupe,
             extra=extra,
         )
         if result.created and status == ACTIVE:

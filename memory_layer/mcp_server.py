@@ -1,0 +1,395 @@
+"""`memory-layer mcp`: the store over MCP (stdio), for Codex, Cursor, Claude Code...
+
+Agents can search, read, check a draft, propose, dispute and report outcomes.
+There is deliberately no tool to approve, delete or retire: proposals land in the
+review inbox as pending and only a person (CLI or dashboard) decides, so an agent
+can never make its own proposal true. Search returns only what
+``trust.visibility.agent_visible`` allows.
+
+Built on the official ``mcp`` SDK (``MCPServer``); this module's name avoids
+shadowing the ``mcp`` package, and every import here is absolute.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import secrets
+import sqlite3
+import threading
+from typing import Any
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+
+from memory_layer import __version__
+from memory_layer.config import load_config
+from memory_layer.errors import MemoryLayerError
+from memory_layer.models import Memory, iso, utcnow
+from memory_layer.storage.conn import raw
+from memory_layer.trust.visibility import agent_statuses, flags, withheld_reason
+
+INSTRUCTIONS = """\
+memory-layer: the shared, reviewed memory of this machine's coding agents.
+- Call `search` before non-trivial work (how to run, deploy, known gotchas, decisions).
+- Use `check` on a draft, then `propose` what future sessions should know; a person
+  reviews every proposal before any agent sees it.
+- Call `report_outcome` when a memory you used worked or failed, and `dispute` a
+  record you found to be wrong.
+Records marked CONFLICT are unconfirmed candidate values; say so if you rely on one."""
+
+NO_TOOLS_FOR = ("approve", "accept", "delete", "retire", "purge", "forget", "verify")
+
+
+class Server:
+    """The store behind the MCP tools: one connection, guarded by a lock because the
+    SDK runs synchronous tools in worker threads."""
+
+    def __init__(self, *, project: str | None, scene: str | None, client: str | None) -> None:
+        from memory_layer.storage.db import open_db
+        from memory_layer.trust.facts import clean_scene
+
+        self.conn: sqlite3.Connection = open_db()
+        self.lock = threading.Lock()
+        self.project = project
+        self.scene = clean_scene(scene)
+        self.client = client
+        self.session_id = "mcp-" + secrets.token_hex(6)
+
+    def source(self, ctx: Context | None) -> str:
+        name = self.client
+        if name is None and ctx is not None:
+            try:
+                params = ctx.session.client_params
+                name = params.client_info.name if params and params.client_info else None
+            except (AttributeError, LookupError):
+                name = None
+        cleaned = "".join(ch for ch in (name or "agent").lower() if ch.isalnum() or ch in "-_.")
+        return "mcp:" + (cleaned or "agent")
+
+    def project_for(self, project: str | None) -> str | None:
+        if project:
+            return project
+        if self.project:
+            return self.project
+        from memory_layer.project import project_for
+
+        return project_for()
+
+    def embedder(self, config: dict[str, Any]) -> Any:
+        from memory_layer.embed import get_embedder
+
+        return get_embedder(config)
+
+
+def _public(memory: Memory, config: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": memory.id,
+        "text": memory.text,
+        "category": memory.category,
+        "project": memory.project,
+        "scope": memory.scope,
+        "scene": memory.extra.get("scene"),
+        "subject": memory.extra.get("subject"),
+        "key": memory.extra.get("fact_key"),
+        "source": memory.source,
+        "status": memory.status,
+        "approved_by": memory.extra.get("approved_by"),
+        "review_by": memory.extra.get("review_by"),
+        "outcome_score": round(memory.outcome_score, 3),
+        "flags": flags(memory, config),
+    }
+
+
+def search(
+    server: Server,
+    query: str,
+    *,
+    project: str | None,
+    scene: str | None,
+    category: str | None,
+    limit: int,
+    source: str,
+) -> dict[str, Any]:
+    from memory_layer.retrieval.search import Scope, recall
+    from memory_layer.trust.facts import clean_scene
+    from memory_layer.trust.verify import stamp_trusted_writes
+
+    config = load_config()
+    project = server.project_for(project)
+    scene = clean_scene(scene) or server.scene
+    scope = dataclasses.replace(
+        Scope.for_project(project, category=category),
+        statuses=agent_statuses(config),
+        scenes=(scene,) if scene else None,
+    )
+    limit = max(1, min(int(limit), 50))
+    with server.lock:
+        stamp_trusted_writes(server.conn, config)
+        results = recall(
+            server.conn,
+            query,
+            scope=scope,
+            config=config,
+            limit=limit,
+            embedder=server.embedder(config),
+            visible=lambda m: withheld_reason(m, config) is None,
+        )
+        now = iso(utcnow())
+        raw(server.conn).executemany(
+            "INSERT INTO usage(memory_id, session_id, project, kind, at, query, rank, score) "
+            "VALUES (?, ?, ?, 'mcp_search', ?, ?, ?, ?)",
+            [
+                (item.memory.id, server.session_id, project, now, query, rank, item.score)
+                for rank, item in enumerate(results, 1)
+            ],
+        )
+    return {
+        "project": project,
+        "scene": scene,
+        "results": [
+            {**_public(item.memory, config), "score": round(item.score, 4)} for item in results
+        ],
+    }
+
+
+def read(server: Server, memory_id: str) -> dict[str, Any]:
+    from memory_layer.listing import summarise
+    from memory_layer.storage.records import get_memory, history
+
+    config = load_config()
+    with server.lock:
+        memory = get_memory(server.conn, memory_id)
+        ops = history(server.conn, memory.id)
+    reason = withheld_reason(memory, config)
+    info = _public(memory, config)
+    if reason is not None:
+        # Agents never receive a withheld record's text, only that it exists and why.
+        info["text"] = None
+    info["withheld"] = reason
+    info["created_at"] = memory.created_at
+    info["approved_at"] = memory.extra.get("approved_at")
+    info["provenance"] = [
+        {"at": op.at, "actor": op.actor, "action": op.action, "summary": summarise(op)}
+        for op in ops
+        if reason is None or op.action not in {"edit", "create", "update"}
+    ]
+    return info
+
+
+def check(
+    server: Server,
+    text: str,
+    *,
+    category: str,
+    project: str | None,
+    subject: str | None,
+    key: str | None,
+) -> dict[str, Any]:
+    from memory_layer.trust.quality import check_draft
+
+    config = load_config()
+    with server.lock:
+        return check_draft(
+            server.conn,
+            text,
+            config=config,
+            category=category,
+            project=server.project_for(project),
+            subject=subject,
+            key=key,
+            embedder=server.embedder(config),
+        )
+
+
+def propose(
+    server: Server,
+    text: str,
+    *,
+    source: str,
+    category: str,
+    project: str | None,
+    is_global: bool,
+    scene: str | None,
+    subject: str | None,
+    key: str | None,
+    memory_id: str | None,
+    reason: str | None,
+    tags: list[str] | None,
+) -> dict[str, Any]:
+    from memory_layer.trust.quality import propose_record
+
+    config = load_config()
+    with server.lock:
+        return propose_record(
+            server.conn,
+            text,
+            config=config,
+            source=source,
+            category=category,
+            project=None if is_global else server.project_for(project),
+            scene=scene or server.scene,
+            subject=subject,
+            key=key,
+            memory_id=memory_id,
+            reason=reason,
+            tags=tags,
+            embedder=server.embedder(config),
+        )
+
+
+def report_outcome(
+    server: Server,
+    *,
+    worked: bool,
+    memory_id: str | None,
+    task_id: str | None,
+    source: str,
+) -> dict[str, Any]:
+    if bool(memory_id) == bool(task_id):
+        raise ToolError("Give exactly one of memory_id (a memory you used) or task_id.")
+    try:
+        from memory_layer.outcomes import memory_feedback, record_outcome
+    except ImportError:
+        raise ToolError(
+            "Outcome learning is not installed in this memory-layer version; upgrade it."
+        ) from None
+    with server.lock:
+        if memory_id:
+            result = memory_feedback(server.conn, memory_id, worked, actor=source, source=source)
+        else:
+            result = record_outcome(server.conn, task_id, worked, source=source, actor=source)
+    if dataclasses.is_dataclass(result) and not isinstance(result, type):
+        result = dataclasses.asdict(result)
+    elif hasattr(result, "to_dict"):
+        result = result.to_dict()
+    elif isinstance(result, Memory):
+        result = result.to_dict()
+    return {"recorded": True, "worked": worked, "result": result}
+
+
+def dispute(server: Server, memory_id: str, *, reason: str, source: str) -> dict[str, Any]:
+    from memory_layer.trust.verify import dispute as do_dispute
+
+    with server.lock:
+        memory = do_dispute(server.conn, memory_id, actor=source, reason=reason)
+    return {"id": memory.id, "status": memory.status, "note": "A person will review it."}
+
+
+def build(
+    *, project: str | None = None, scene: str | None = None, client: str | None = None
+) -> MCPServer:
+    """The MCP application with its tools bound to one store connection."""
+    server = Server(project=project, scene=scene, client=client)
+    app = MCPServer("memory-layer", version=__version__, instructions=INSTRUCTIONS)
+
+    def guarded(fn: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(server, *args, **kwargs)
+        except MemoryLayerError as exc:
+            # A problem the agent can fix (bad id, empty text...): say how.
+            raise ToolError(str(exc)) from None
+
+    @app.tool(name="search")
+    def search_tool(
+        query: str,
+        ctx: Context,
+        project: str | None = None,
+        scene: str | None = None,
+        category: str | None = None,
+        limit: int = 8,
+    ) -> dict[str, Any]:
+        """Find memories for a query, best first (same ranking as `memory-layer recall`).
+
+        Covers the project (default: the server's working directory's project) plus
+        global memories, and the declared scene plus scene-less memories. Unreviewed,
+        rejected, retired, disputed, edited or overdue records are never returned.
+        """
+        return guarded(
+            search,
+            query,
+            project=project,
+            scene=scene,
+            category=category,
+            limit=limit,
+            source=server.source(ctx),
+        )
+
+    @app.tool(name="read")
+    def read_tool(memory_id: str) -> dict[str, Any]:
+        """One record with its status, review date and provenance (who wrote, approved,
+        changed it). A withheld record's text is not returned, only why it is withheld."""
+        return guarded(read, memory_id)
+
+    @app.tool(name="check")
+    def check_tool(
+        text: str,
+        category: str = "general",
+        project: str | None = None,
+        subject: str | None = None,
+        key: str | None = None,
+    ) -> dict[str, Any]:
+        """Check a draft memory before proposing it: vague, duplicate of an existing
+        record, conflicting with one (same subject/key, other value), or holding a secret."""
+        return guarded(check, text, category=category, project=project, subject=subject, key=key)
+
+    @app.tool(name="propose")
+    def propose_tool(
+        text: str,
+        ctx: Context,
+        category: str = "general",
+        project: str | None = None,
+        is_global: bool = False,
+        scene: str | None = None,
+        subject: str | None = None,
+        key: str | None = None,
+        memory_id: str | None = None,
+        reason: str | None = None,
+        tags: list[str] | None = None,
+    ) -> dict[str, Any]:
+        """Propose a new memory, or (with memory_id) a new text for an existing one.
+
+        It goes to the review inbox as pending; agents see it only once a person
+        accepts it. subject + key make it a structured fact whose value is the text
+        (e.g. subject "prod-server", key "os", text "ubuntu 22.04")."""
+        return guarded(
+            propose,
+            text,
+            source=server.source(ctx),
+            category=category,
+            project=project,
+            is_global=is_global,
+            scene=scene,
+            subject=subject,
+            key=key,
+            memory_id=memory_id,
+            reason=reason,
+            tags=tags,
+        )
+
+    @app.tool(name="report_outcome")
+    def report_outcome_tool(
+        worked: bool, ctx: Context, memory_id: str | None = None, task_id: str | None = None
+    ) -> dict[str, Any]:
+        """Report that a memory you used (memory_id) or a task (task_id) worked or failed.
+        Memories that keep working rank higher; ones that fail sink."""
+        return guarded(
+            report_outcome,
+            worked=worked,
+            memory_id=memory_id,
+            task_id=task_id,
+            source=server.source(ctx),
+        )
+
+    @app.tool(name="dispute")
+    def dispute_tool(memory_id: str, reason: str, ctx: Context) -> dict[str, Any]:
+        """Say a record is wrong, and why. It is withheld from every agent until a person
+        reviews it (it is not deleted)."""
+        return guarded(dispute, memory_id, reason=reason, source=server.source(ctx))
+
+    return app
+
+
+def run(*, project: str | None = None, scene: str | None = None, client: str | None = None) -> None:
+    scene = scene or os.environ.get("MEMORY_LAYER_SCENE") or None
+    build(project=project, scene=scene, client=client).run("stdio")

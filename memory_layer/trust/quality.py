@@ -1,0 +1,228 @@
+"""Checking a draft before it is proposed, and proposing it (the MCP doors).
+
+``check_draft`` reports what would make a reviewer reject the draft: too vague to
+act on, a duplicate of an existing record, a different value for a fact that is
+already recorded, or a secret inside. ``propose_record`` writes a proposal as a
+pending record (or a change proposal for an existing one) and never makes
+anything visible to agents by itself.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from memory_layer.memories import check_text
+from memory_layer.models import check_category
+from memory_layer.storage.conn import Conn
+from memory_layer.storage.records import memories_where, transaction
+from memory_layer.storage.textindex import normalise_for_hash
+from memory_layer.trust.facts import clean_fact, fact_candidates, write
+from memory_layer.trust.visibility import ACTIVE, CONFLICT, PENDING
+
+# Something a future reader can act on: a number, path, flag, command, identifier
+# or error code. A draft with none of these and a hedge word is rarely useful.
+_SPECIFIC = re.compile(r"[0-9/\\`=_:]|--?\w|\w\.\w|\b[A-Z][A-Z0-9]{1,}\b|\w\(\)")
+_VAGUE = re.compile(
+    r"\b(something|stuff|things?|somehow|sometimes|maybe|probably|be careful|"
+    r"watch out|it depends|etc|whatever|some issues?|the problem|as usual)\b",
+    re.IGNORECASE,
+)
+MIN_WORDS = 4
+
+
+def vague_reasons(text: str) -> list[str]:
+    words = re.findall(r"\w+", text)
+    reasons: list[str] = []
+    if len(words) < MIN_WORDS:
+        reasons.append(f"only {len(words)} word(s): say what, where and why")
+    hedges = sorted({m.group(0).lower() for m in _VAGUE.finditer(text)})
+    if hedges and not _SPECIFIC.search(text):
+        reasons.append(
+            "vague wording (" + ", ".join(hedges) + ") and nothing specific (a command, "
+            "path, version, error or name)"
+        )
+    return reasons
+
+
+def duplicates(
+    db: Conn, text: str, *, project: str | None, config: dict[str, Any], embedder: Any
+) -> list[dict[str, Any]]:
+    """Records in the same scope saying the same thing (same text, or a near-identical
+    vector), whatever their status."""
+    found: dict[str, dict[str, Any]] = {}
+    wanted = normalise_for_hash(text)
+    for memory in memories_where(
+        db,
+        "content_hash = ? AND (project IS ? OR project IS NULL) AND status IN (?, ?, ?)",
+        [wanted, project, ACTIVE, PENDING, CONFLICT],
+        order_by="memories.rowid",
+    ):
+        found[memory.id] = {"id": memory.id, "status": memory.status, "similarity": 1.0}
+    if embedder is not None:
+        from memory_layer.retrieval.vectors import vector_index
+
+        threshold = float(config["remember"]["duplicate_threshold"])
+        vector = embedder.embed([text])[0]
+        hits = vector_index(db, embedder.model_id).search(vector, projects=[project, None], limit=3)
+        from memory_layer.storage.records import memories_by_rowid
+
+        rows = memories_by_rowid(db, [rowid for rowid, _ in hits])
+        for rowid, cosine in hits:
+            memory = rows.get(rowid)
+            if memory is None or cosine < threshold or memory.id in found:
+                continue
+            if memory.status in {ACTIVE, PENDING, CONFLICT}:
+                found[memory.id] = {
+                    "id": memory.id,
+                    "status": memory.status,
+                    "similarity": round(float(cosine), 4),
+                }
+    return list(found.values())
+
+
+def check_draft(
+    db: Conn,
+    text: str,
+    *,
+    config: dict[str, Any],
+    category: str = "general",
+    project: str | None = None,
+    subject: str | None = None,
+    key: str | None = None,
+    embedder: Any = None,
+) -> dict[str, Any]:
+    from memory_layer.capture.privacy import redact, strip_private
+
+    text = check_text(text, int(config["remember"]["max_chars"]))
+    check_category(category)
+    problems: list[dict[str, Any]] = []
+    for reason in vague_reasons(text):
+        problems.append({"kind": "vague", "detail": reason})
+    visible_text = strip_private(text)
+    redacted = redact(visible_text)
+    if redacted != visible_text:
+        kinds = sorted(set(re.findall(r"\[REDACTED:([\w-]+)\]", redacted)))
+        problems.append(
+            {
+                "kind": "secret",
+                "detail": "looks like it holds a secret ("
+                + ", ".join(kinds or ["credential"])
+                + "); it would be stored redacted. Leave the value out.",
+                "redacted_text": redacted,
+            }
+        )
+    for dup in duplicates(db, redacted, project=project, config=config, embedder=embedder):
+        problems.append(
+            {
+                "kind": "duplicate",
+                "detail": f"duplicate of {dup['id']} ({dup['status']}, "
+                f"similarity {dup['similarity']})",
+                "memory_id": dup["id"],
+            }
+        )
+    fact = clean_fact(subject, key)
+    if fact:
+        wanted = normalise_for_hash(redacted)
+        for memory in fact_candidates(db, project, fact[0], fact[1], (ACTIVE, CONFLICT)):
+            if normalise_for_hash(memory.text) != wanted:
+                problems.append(
+                    {
+                        "kind": "conflict",
+                        "detail": f"conflicts with {memory.id}: {fact[0]} / {fact[1]} is "
+                        f"{memory.text!r} there (from {memory.source}, {memory.status})",
+                        "memory_id": memory.id,
+                    }
+                )
+    return {"ok": not problems, "problems": problems}
+
+
+def propose_record(
+    db: Conn,
+    text: str,
+    *,
+    config: dict[str, Any],
+    source: str,
+    category: str = "general",
+    project: str | None = None,
+    scene: str | None = None,
+    subject: str | None = None,
+    key: str | None = None,
+    memory_id: str | None = None,
+    reason: str | None = None,
+    tags: list[str] | None = None,
+    embedder: Any = None,
+) -> dict[str, Any]:
+    """A new pending record, or a change proposal when ``memory_id`` is given.
+
+    The same proposal made twice (by two agents, or one agent twice) is one inbox
+    item; a proposal repeating an active record changes nothing."""
+    from memory_layer.trust.review import propose_change
+
+    if memory_id:
+        changes = {}
+        if scene:
+            from memory_layer.trust.facts import clean_scene
+
+            changes["scene"] = clean_scene(scene)
+        proposal = propose_change(
+            db, memory_id, text, source=source, config=config, reason=reason, changes=changes
+        )
+        return {
+            "status": "pending",
+            "item_id": proposal["id"],
+            "kind": "change",
+            "memory_id": proposal["memory_id"],
+            "created": proposal["created"],
+            "note": "Queued for review; the record is unchanged until a person accepts it.",
+        }
+    from memory_layer.capture.privacy import clean
+
+    stored = clean(check_text(text, int(config["remember"]["max_chars"])))
+    with transaction(db):
+        for dup in memories_where(
+            db,
+            "content_hash = ? AND project IS ? AND status IN (?, ?, ?)",
+            [normalise_for_hash(stored), project, ACTIVE, PENDING, CONFLICT],
+            order_by="memories.rowid",
+            limit=1,
+        ):
+            return {
+                "status": dup.status,
+                "item_id": dup.id,
+                "kind": "duplicate",
+                "memory_id": dup.id,
+                "created": False,
+                "note": f"Already recorded as {dup.id} ({dup.status}); nothing added.",
+            }
+        result = write(
+            db,
+            stored,
+            config=config,
+            source=source,
+            category=category,
+            project=project,
+            tags=tags,
+            scene=scene,
+            subject=subject,
+            key=key,
+            status=PENDING,
+            embedder=embedder,
+            dedupe=False,
+        )
+    memory = result.memory
+    if reason:
+        from memory_layer.storage.records import record_op
+
+        record_op(
+            db, actor=source, action="propose", memory_id=memory.id, context={"reason": reason}
+        )
+    return {
+        "status": memory.status,
+        "item_id": memory.id,
+        "kind": "new",
+        "memory_id": memory.id,
+        "created": True,
+        "redacted": memory.text != text.strip(),
+        "note": "Queued for review; agents see it only once a person accepts it.",
+    }
