@@ -46,3 +46,4 @@ from memory_layer.cli import admin as _admin  # noqa: E402,F401
 from memory_layer.cli import data as _data  # noqa: E402,F401
 from memory_layer.cli import memories as _memories  # noqa: E402,F401
 from memory_layer.cli import trust as _trust  # noqa: E402,F401
+from memory_layer.cli import web as _web  # noqa: E402,F401

@@ -1,0 +1,13 @@
+"""Only the package list, which pyproject.toml cannot express.
+
+pyproject's ``packages.find`` cannot add the top-level ``web/`` folder as
+``memory_layer.web`` (package-dir in pyproject.toml maps it), and a fixed list
+would silently drop every package added later. So: every ``memory_layer*``
+package on disk, plus the dashboard.
+"""
+
+from setuptools import find_namespace_packages, setup
+
+# Namespace discovery, as pyproject's packages.find did: memory_layer/models holds data.
+found = find_namespace_packages(include=["memory_layer*"], exclude=["*__pycache__*"])
+setup(packages=[*found, "memory_layer.web"])

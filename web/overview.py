@@ -1,0 +1,45 @@
+"""Overview: counts, the outcome score distribution, learning over time, recent activity."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Blueprint, render_template
+
+from memory_layer.config import load_config
+from memory_layer.listing import stats, summarise
+from memory_layer.web import charts, data
+from memory_layer.web.app import db
+from memory_layer.web.learning import learning
+
+bp = Blueprint("overview", __name__)
+
+
+def _top(counts: dict[str, int], n: int = 12) -> list[tuple[str, float]]:
+    items = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    head = [(k, float(v)) for k, v in items[:n]]
+    rest = sum(v for _, v in items[n:])
+    return head + ([(f"{len(items) - n} others", float(rest))] if rest else [])
+
+
+@bp.get("/")
+def index() -> str:
+    conn = db()
+    info = stats(conn)
+    figures: dict[str, Any] = {
+        "category": charts.bars(_top(info["by_category"], 16), title="Memories by category"),
+        "status": charts.bars(_top(info["by_status"]), title="Memories by status"),
+        "project": charts.bars(_top(info["by_project"]), title="Memories by project"),
+        "outcomes": charts.histogram(
+            data.outcome_scores(conn), title="Outcome scores of active memories"
+        ),
+    }
+    activity = data.recent_operations(conn, 25)
+    return render_template(
+        "overview.html",
+        info=info,
+        figures=figures,
+        learning=learning(conn, load_config()),
+        activity=activity,
+        summaries={op.id: summarise(op) for op in activity},
+    )

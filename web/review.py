@@ -1,0 +1,52 @@
+"""Review inbox: pending records, proposed changes, conflicts, disputed and overdue ones.
+
+Listing and deciding are ``memory_layer.trust.inbox``/``decide``, the functions behind
+`memory-layer review`; this page only shows them and posts the person's decision.
+"""
+
+from __future__ import annotations
+
+from flask import Blueprint, abort, flash, redirect, render_template, request, url_for
+from werkzeug.wrappers import Response
+
+from memory_layer.config import load_config
+from memory_layer.web.app import db, embedder
+from memory_layer.web.optional import Feature, feature
+
+bp = Blueprint("review", __name__)
+ACTOR = "web"
+
+
+def _trust() -> Feature:
+    return feature("memory_layer.trust", "inbox", "decide")
+
+
+@bp.get("/review")
+def index() -> str:
+    found = _trust()
+    items = found.module.inbox(db()) if found.ok else []  # type: ignore[union-attr]
+    return render_template("review.html", items=items, missing=found.missing)
+
+
+@bp.post("/review/<item_id>")
+def decide(item_id: str) -> Response:
+    found = _trust()
+    if not found.ok:
+        abort(503, description=f"The review inbox is not available: {found.missing}")
+    form = request.form
+    decision = form.get("decision", "")
+    config = load_config()
+    result = found.module.decide(  # type: ignore[union-attr]
+        db(),
+        item_id,
+        decision,
+        actor=ACTOR,
+        reason=(form.get("reason") or "").strip() or None,
+        revised_text=form.get("revised_text") if decision == "revise" else None,
+        choose=form.get("choose") or None,
+        config=config,
+        embedder=embedder(config) if decision == "revise" else None,
+    )
+    done = {"accept": "Accepted", "revise": "Revised", "reject": "Rejected"}[result["decision"]]
+    flash(f"{done} {result.get('kind', 'item')} {item_id}.")
+    return redirect(url_for("review.index"))

@@ -1,0 +1,67 @@
+"""Tasks: recent Claude Code and Beads tasks, their outcome and the memories they credited.
+
+Everything comes from ``memory_layer.outcomes`` (list_tasks, task_detail,
+correct_outcome); correcting an outcome there undoes the old credits and redoes them.
+"""
+
+from __future__ import annotations
+
+from flask import Blueprint, abort, flash, redirect, render_template, request, url_for
+from werkzeug.wrappers import Response
+
+from memory_layer.errors import InvalidInput
+from memory_layer.web.app import db
+from memory_layer.web.optional import Feature, feature
+
+bp = Blueprint("tasks", __name__)
+ACTOR = "web"
+PER_PAGE = 25
+
+
+def _outcomes() -> Feature:
+    return feature("memory_layer.outcomes", "list_tasks", "task_detail", "correct_outcome")
+
+
+@bp.get("/tasks")
+def index() -> str:
+    found = _outcomes()
+    try:
+        page = max(1, int(request.args.get("page") or 1))
+    except ValueError:
+        raise InvalidInput("page must be a whole number.") from None
+    tasks = []
+    if found.ok:
+        tasks = found.module.list_tasks(  # type: ignore[union-attr]
+            db(), limit=PER_PAGE + 1, offset=(page - 1) * PER_PAGE
+        )
+    return render_template(
+        "tasks.html",
+        tasks=tasks[:PER_PAGE],
+        page=page,
+        has_next=len(tasks) > PER_PAGE,
+        missing=found.missing,
+    )
+
+
+@bp.get("/tasks/<path:task_id>")
+def detail(task_id: str) -> str:
+    found = _outcomes()
+    if not found.ok:
+        abort(503, description=f"Tasks are not available: {found.missing}")
+    info = found.module.task_detail(db(), task_id)  # type: ignore[union-attr]
+    return render_template("task.html", task=info)
+
+
+@bp.post("/tasks/<path:task_id>/outcome")
+def correct(task_id: str) -> Response:
+    found = _outcomes()
+    if not found.ok:
+        abort(503, description=f"Tasks are not available: {found.missing}")
+    wanted = request.form.get("outcome", "")
+    if wanted not in {"success", "failure"}:
+        raise InvalidInput("Choose the outcome: success or failure.")
+    found.module.correct_outcome(  # type: ignore[union-attr]
+        db(), task_id, wanted == "success", actor=ACTOR
+    )
+    flash(f"Outcome set to {wanted}; the earlier credits were undone and redone.")
+    return redirect(url_for("tasks.detail", task_id=task_id))
