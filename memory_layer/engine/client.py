@@ -1,0 +1,65 @@
+"""Talking to the warm engine: one JSON line out, one JSON line back, with a deadline.
+
+Standard library only (``socket`` + ``json``): this runs in every hook process,
+where importing numpy, fastembed, sqlite-utils or click would cost more than the
+whole answer. Any failure (no socket, refused, slow, garbled) returns None and
+the caller answers by itself.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import socket
+import time
+from typing import Any
+
+from memory_layer.paths import run_dir
+
+# AF_UNIX paths are limited to 108 bytes on Linux (104 on macOS).
+_MAX_SOCKET_PATH = 100
+MAX_REPLY_BYTES = 4 * 1024 * 1024
+
+
+def socket_path() -> str:
+    """``run/engine.sock``, or a short per-user path in the temp dir when that is too long."""
+    run = str(run_dir())
+    path = os.path.join(run, "engine.sock")
+    if len(path.encode()) <= _MAX_SOCKET_PATH:
+        return path
+    digest = hashlib.sha1(run.encode()).hexdigest()[:16]
+    return os.path.join("/tmp", f"memory-layer-{os.getuid()}-{digest}.sock")
+
+
+def request(message: dict[str, Any], timeout: float) -> dict[str, Any] | None:
+    """Send ``message``; the reply, or None if the engine is absent or misses the deadline."""
+    deadline = time.monotonic() + max(timeout, 0.001)
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.settimeout(max(timeout, 0.001))
+        sock.connect(socket_path())
+        payload = dict(message)
+        # The engine drops work for a client that has given up (wall clock: shared).
+        payload["deadline"] = time.time() + max(deadline - time.monotonic(), 0.0)
+        sock.sendall(json.dumps(payload, ensure_ascii=False).encode("utf-8") + b"\n")
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            sock.settimeout(left)
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+            if chunk.endswith(b"\n") or size > MAX_REPLY_BYTES:
+                break
+        reply = json.loads(b"".join(chunks).decode("utf-8"))
+        return reply if isinstance(reply, dict) else None
+    except (OSError, ValueError):
+        return None
+    finally:
+        sock.close()

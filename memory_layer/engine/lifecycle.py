@@ -1,0 +1,181 @@
+"""Starting, finding and stopping the one engine per user.
+
+Files in ``run_dir()``:
+
+* ``engine.lock``: the engine holds an exclusive ``flock`` on it for its whole
+  life and writes its pid there. The kernel drops the lock when the process
+  dies, however it dies, so "is an engine running?" never trusts a stale pid.
+* ``engine.sock`` (see ``client.socket_path``): created only after the lock is
+  held and the model is loaded; a socket left by a crash is removed by the
+  next engine, or by anyone who finds the lock free.
+* ``engine.json``: the client settings (deadlines) the hooks read without
+  loading config.yaml.
+* ``engine.spawned``: when a hook last started an engine, so a burst of hooks
+  starts one process, not one each.
+
+Standard library only: hooks import this to start the engine.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from typing import Any
+
+from memory_layer.engine.client import request, socket_path
+from memory_layer.paths import logs_dir, run_dir, user_dir
+
+SPAWN_COOLDOWN_S = 10.0
+
+
+def lock_path() -> str:
+    return os.path.join(str(run_dir()), "engine.lock")
+
+
+def info_path() -> str:
+    return os.path.join(str(run_dir()), "engine.json")
+
+
+def log_path() -> str:
+    return os.path.join(str(logs_dir()), "engine.log")
+
+
+def _stamp_path() -> str:
+    return os.path.join(str(run_dir()), "engine.spawned")
+
+
+def running_pid() -> int | None:
+    """The engine's pid if one holds the lock; otherwise clean up after a crash."""
+    try:
+        fd = os.open(lock_path(), os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError:
+        return None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raw = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+            return int(raw) if raw.isdigit() else -1
+        # Nobody holds the lock, so no engine runs: whatever socket or info file is
+        # left belongs to a dead one. Safe to remove while we hold the lock, because
+        # an engine creates them only after taking it.
+        for stale in (socket_path(), info_path()):
+            try:
+                os.unlink(stale)
+            except FileNotFoundError:
+                pass
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return None
+    finally:
+        os.close(fd)
+
+
+def client_settings() -> dict[str, Any] | None:
+    """Deadlines published by the running engine; None when no engine is ready."""
+    try:
+        with open(info_path(), encoding="utf-8") as f:
+            data = json.load(f)
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def spawn(*, force: bool = False) -> bool:
+    """Start the engine fully detached, unless one runs or was just started.
+
+    Detached means: its own session (no controlling terminal, not in the hook's
+    process group), stdin from /dev/null and stdout/stderr to engine.log, and no
+    inherited descriptors. Claude Code waits for the hook's stdout and stderr to
+    close, so an engine holding them would block the user's session.
+    """
+    if running_pid() is not None:
+        return False
+    stamp = _stamp_path()
+    try:
+        if not force and time.time() - os.stat(stamp).st_mtime < SPAWN_COOLDOWN_S:
+            return False
+    except FileNotFoundError:
+        pass
+    with open(stamp, "w", encoding="utf-8") as f:
+        f.write(str(os.getpid()))
+    log = log_path()
+    try:
+        if os.path.getsize(log) > 1024 * 1024:
+            os.replace(log, log + ".1")
+    except OSError:
+        pass
+    env = dict(os.environ)
+    env["PYTHONSAFEPATH"] = "1"  # never import a memory_layer/ from the cwd
+    env["MEMORY_LAYER_HOME"] = str(user_dir())
+    with open(log, "ab") as out:
+        subprocess.Popen(
+            [sys.executable, "-m", "memory_layer.engine"],
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=out,
+            start_new_session=True,
+            close_fds=True,
+            cwd=str(user_dir()),
+            env=env,
+        )
+    return True
+
+
+def wait_until_ready(timeout: float) -> bool:
+    """True once the engine answers a ping (used by `engine start` and tests)."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        reply = request({"op": "ping"}, 0.5)
+        if reply and reply.get("ok"):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def status() -> dict[str, Any]:
+    pid = running_pid()
+    if pid is None:
+        return {"running": False, "socket": socket_path()}
+    reply = request({"op": "status"}, 2.0) or {}
+    info = reply.get("status") if isinstance(reply.get("status"), dict) else {}
+    return {"running": True, "pid": pid, "ready": bool(reply.get("ok")), **info}
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def stop(timeout: float = 5.0) -> bool:
+    """Ask the engine to exit; SIGTERM, then SIGKILL, if it does not. True if one ran."""
+    pid = running_pid()
+    if pid is None:
+        return False
+    request({"op": "stop"}, 1.0)
+    end = time.monotonic() + timeout
+    sent_term = False
+    while running_pid() is not None:
+        if time.monotonic() > end:
+            if pid > 0 and _alive(pid):
+                os.kill(pid, signal.SIGKILL)
+            break
+        if not sent_term and time.monotonic() > end - timeout / 2 and pid > 0 and _alive(pid):
+            os.kill(pid, signal.SIGTERM)
+            sent_term = True
+        time.sleep(0.05)
+    # The kernel released the lock; let running_pid tidy the socket and info file.
+    for _ in range(100):
+        if running_pid() is None:
+            break
+        time.sleep(0.05)
+    return True

@@ -1,0 +1,335 @@
+"""The warm engine: one background process per user holding the model, vectors and DB.
+
+Protocol: a client connects to the Unix socket, sends one JSON line and reads
+one JSON line back. Requests:
+
+* ``{"op": "ping"}`` / ``{"op": "status"}`` / ``{"op": "stop"}``
+* ``{"op": "hook", "event": {...}, "deadline": t}``: a hook event
+  (``events.Event.to_dict``). SessionStart and UserPromptSubmit are answered
+  with ``{"ok": true, "output": "..."}``; capture events are queued for the
+  worker thread and acknowledged at once (``{"ok": true, "queued": true}``), so
+  the hook returns in milliseconds. Work arriving after the client's deadline
+  is dropped: the client has already done it itself.
+
+Two database connections (WAL): one answers queries, one is the worker's, so a
+long transcript extraction never delays a prompt. The worker also backfills
+embeddings for memories written keyword-only, in batches it interrupts as soon
+as a hook event waits, and finishes sessions that SessionEnd left pending.
+
+The engine exits after ``engine.idle_timeout_s`` without requests, on
+``stop``/SIGTERM, and when its socket or lock file disappears (its user
+directory was removed), so it cannot outlive its purpose.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import queue
+import signal
+import socket
+import sys
+import threading
+import time
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from memory_layer.engine.client import socket_path
+from memory_layer.engine.lifecycle import info_path, lock_path
+
+MAX_REQUEST_BYTES = 16 * 1024 * 1024
+
+
+def say(message: str) -> None:
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    print(f"{stamp} engine[{os.getpid()}] {message}", file=sys.stderr, flush=True)
+
+
+class Engine:
+    def __init__(self, config: dict[str, Any], embedder: Any) -> None:
+        from memory_layer.storage.db import open_db
+
+        self.config = config
+        self.embedder = embedder
+        self.query_conn = open_db()
+        self.worker_conn = open_db()
+        self.query_lock = threading.Lock()
+        self.jobs: queue.Queue[tuple[str, Any]] = queue.Queue()
+        self.stopping = threading.Event()
+        self.started = time.time()
+        self.last_activity = time.monotonic()
+        self.requests = 0
+        self.jobs_done = 0
+        self.backfilled = 0
+        self.busy = False
+        self.needs_backfill = embedder is not None
+
+    # --- settings ------------------------------------------------------------------
+
+    def current_config(self) -> dict[str, Any]:
+        from memory_layer.config import load_config
+        from memory_layer.errors import ConfigError
+
+        try:
+            config = load_config()
+        except ConfigError as exc:  # keep serving with the last good config
+            say(f"config.yaml is invalid, keeping the previous settings: {exc}")
+            return self.config
+        if config["engine"] != self.config["engine"]:
+            self.publish(config)
+        self.config = config
+        if not config["engine"]["enabled"]:
+            self.stopping.set()
+        return config
+
+    def publish(self, config: dict[str, Any]) -> None:
+        """engine.json: what hooks need before they can talk to us (written atomically)."""
+        engine = config["engine"]
+        data = {
+            "pid": os.getpid(),
+            "socket": socket_path(),
+            "prompt_deadline_ms": engine["prompt_deadline_ms"],
+            "deadline_ms": engine["deadline_ms"],
+        }
+        tmp = f"{info_path()}.{os.getpid()}"
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(data, f)
+        os.replace(tmp, info_path())
+
+    def status(self) -> dict[str, Any]:
+        from memory_layer.embed import embedder_status
+
+        count = self.query_conn.execute("SELECT count(*) FROM memories").fetchone()[0]
+        missing = self.query_conn.execute(
+            "SELECT count(*) FROM memories WHERE embedding IS NULL"
+        ).fetchone()[0]
+        return {
+            "pid": os.getpid(),
+            "uptime_s": round(time.time() - self.started, 1),
+            "idle_s": round(time.monotonic() - self.last_activity, 1),
+            "idle_timeout_s": self.config["engine"]["idle_timeout_s"],
+            "requests": self.requests,
+            "jobs_done": self.jobs_done,
+            "queued": self.jobs.qsize(),
+            "backfilled": self.backfilled,
+            "memories": count,
+            "without_embedding": missing,
+            "embedder": embedder_status(self.config).reason
+            if self.embedder is None
+            else self.embedder.model_id,
+            "socket": socket_path(),
+        }
+
+    # --- requests --------------------------------------------------------------------
+
+    def answer(self, message: dict[str, Any]) -> dict[str, Any]:
+        from memory_layer.hooks.events import event_from_dict
+        from memory_layer.hooks.handlers import QUERY_EVENTS, prepare
+
+        op = message.get("op")
+        if op == "ping":
+            return {"ok": True, "pid": os.getpid()}
+        if op == "status":
+            with self.query_lock:
+                return {"ok": True, "status": self.status()}
+        if op == "stop":
+            self.stopping.set()
+            return {"ok": True, "stopping": True}
+        if op != "hook":
+            return {"ok": False, "error": f"unknown op {op!r}"}
+        deadline = float(message.get("deadline") or 0) or time.time() + 60
+        event = event_from_dict(message.get("event") or {})
+        config = self.current_config()
+        if event.name not in QUERY_EVENTS:
+            if time.time() > deadline:
+                return {"ok": False, "late": True}
+            self.jobs.put(("hook", event))
+            return {"ok": True, "queued": True}
+        with self.query_lock:
+            reply = prepare(event, self.query_conn, config, embedder=self.embedder)
+            if time.time() > deadline:
+                # The hook has answered by itself (and records its own surfacing).
+                return {"ok": False, "late": True}
+            reply.commit()
+        if event.name == "SessionStart":
+            self.jobs.put(("pending", None))
+        return {"ok": True, "output": reply.output}
+
+    def serve_connection(self, conn: socket.socket) -> None:
+        try:
+            conn.settimeout(5.0)
+            buf = bytearray()
+            while not buf.endswith(b"\n") and len(buf) < MAX_REQUEST_BYTES:
+                chunk = conn.recv(65536)
+                if not chunk:
+                    break
+                buf += chunk
+            self.last_activity = time.monotonic()
+            self.requests += 1
+            try:
+                message = json.loads(buf.decode("utf-8", "replace"))
+                if not isinstance(message, dict):
+                    raise ValueError("request is not a JSON object")
+                reply = self.answer(message)
+            except Exception as exc:  # a bad request gets an error reply, never a crash
+                say(f"request failed: {type(exc).__name__}: {exc}")
+                reply = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+            conn.sendall(json.dumps(reply, ensure_ascii=False).encode("utf-8") + b"\n")
+        except OSError:
+            pass  # the client gave up (deadline); nothing to tell it
+        finally:
+            conn.close()
+
+    # --- background work ----------------------------------------------------------------
+
+    def _interruptible(self, steps: Iterable[Any]) -> Iterator[Any]:
+        """Backfill progress hook: stop between batches as soon as an event waits."""
+        for step in steps:
+            if not self.jobs.empty() or self.stopping.is_set():
+                return
+            yield step
+
+    def work(self) -> None:
+        from memory_layer.hooks.capture import process_pending
+        from memory_layer.hooks.handlers import handle
+        from memory_layer.models import utcnow
+
+        while not self.stopping.is_set():
+            try:
+                kind, event = self.jobs.get(timeout=0.5)
+            except queue.Empty:
+                if self.needs_backfill:
+                    self.backfill()
+                continue
+            self.busy = True
+            try:
+                config = self.current_config()
+                if kind == "hook":
+                    handle(event, self.worker_conn, config, embedder=self.embedder)
+                    if event.name == "SessionEnd":
+                        process_pending(
+                            self.worker_conn, config, embedder=self.embedder, now=utcnow()
+                        )
+                    self.needs_backfill = self.embedder is not None
+                elif kind == "pending":
+                    process_pending(self.worker_conn, config, embedder=self.embedder, now=utcnow())
+            except Exception as exc:  # one bad event must not stop the worker
+                say(f"job {kind} failed: {type(exc).__name__}: {exc}")
+            finally:
+                self.busy = False
+                self.jobs_done += 1
+                self.last_activity = time.monotonic()
+
+    def backfill(self) -> None:
+        from memory_layer.indexing import backfill
+
+        self.busy = True
+        try:
+            done = backfill(self.worker_conn, self.embedder, progress=self._interruptible)
+            self.backfilled += done
+            if done:
+                say(f"embedded {done} memories written keyword-only")
+            # Interrupted runs come back on the next idle moment.
+            self.needs_backfill = not self.jobs.empty()
+        except Exception as exc:
+            say(f"backfill failed: {type(exc).__name__}: {exc}")
+            self.needs_backfill = False
+        finally:
+            self.busy = False
+
+
+def _same_file(path: str, ident: tuple[int, int]) -> bool:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return False
+    return (st.st_dev, st.st_ino) == ident
+
+
+def serve() -> int:
+    """Run the engine until idle, stopped or orphaned. Exit 0 if another one runs."""
+    os.umask(0o077)
+    lock_fd = os.open(lock_path(), os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(lock_fd)
+        return 0  # single instance: the running engine serves everyone
+    os.ftruncate(lock_fd, 0)
+    os.pwrite(lock_fd, str(os.getpid()).encode(), 0)
+    lock_ident = (os.fstat(lock_fd).st_dev, os.fstat(lock_fd).st_ino)
+    path = socket_path()
+    server: socket.socket | None = None
+    sock_ident: tuple[int, int] | None = None
+    try:
+        from memory_layer.config import load_config
+        from memory_layer.embed import get_embedder
+
+        config = load_config()
+        began = time.monotonic()
+        embedder = get_embedder(config)
+        engine = Engine(config, embedder)
+        if embedder is not None:
+            # Load the vector matrix now, not on the first prompt.
+            from memory_layer.retrieval.vectors import vector_index
+
+            vector_index(engine.query_conn, embedder.model_id)
+        say(
+            f"ready in {time.monotonic() - began:.2f}s "
+            f"({'model ' + embedder.model_id if embedder else 'keyword-only'})"
+        )
+        for stale in (path, f"{path}.{os.getpid()}"):
+            try:
+                os.unlink(stale)  # left by a crashed engine: we hold the lock now
+            except FileNotFoundError:
+                pass
+        server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        # Bind beside, then rename: a client never connects to a half-set-up socket.
+        server.bind(f"{path}.{os.getpid()}")
+        os.chmod(f"{path}.{os.getpid()}", 0o600)
+        server.listen(64)
+        os.replace(f"{path}.{os.getpid()}", path)
+        st = os.stat(path)
+        sock_ident = (st.st_dev, st.st_ino)
+        engine.publish(config)
+        signal.signal(signal.SIGTERM, lambda *_: engine.stopping.set())
+        signal.signal(signal.SIGINT, lambda *_: engine.stopping.set())
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+        worker = threading.Thread(target=engine.work, name="engine-worker", daemon=True)
+        worker.start()
+        server.settimeout(0.5)
+        while not engine.stopping.is_set():
+            try:
+                conn, _ = server.accept()
+            except TimeoutError:
+                conn = None
+            if conn is not None:
+                threading.Thread(target=engine.serve_connection, args=(conn,), daemon=True).start()
+                continue
+            idle = time.monotonic() - engine.last_activity
+            timeout = float(engine.config["engine"]["idle_timeout_s"])
+            if idle > timeout and engine.jobs.empty() and not engine.busy:
+                say(f"idle for {idle:.0f}s; exiting")
+                break
+            if not _same_file(path, sock_ident) or not _same_file(lock_path(), lock_ident):
+                say("socket or lock file removed; exiting")
+                break
+        engine.stopping.set()
+        worker.join(timeout=30)
+        return 0
+    finally:
+        if server is not None:
+            server.close()
+        try:
+            st = os.stat(path)
+            if (st.st_dev, st.st_ino) == sock_ident:
+                os.unlink(path)
+        except OSError:
+            pass
+        try:
+            os.unlink(info_path())
+        except OSError:
+            pass
+        os.close(lock_fd)  # releases the lock last: nobody sees a lock-free engine early
+        say("stopped")

@@ -1,0 +1,247 @@
+"""Capture wiring: tool events and transcripts in, memories out through ``remember``.
+
+The rules live in ``memory_layer.capture`` (pure functions); this module feeds
+them what the hooks saw and stores what they propose. ``remember`` cleans the
+text, de-duplicates and reinforces, so a lesson seen again strengthens the old
+memory instead of adding a copy. Each transcript line and each tool event is
+looked at once (offsets, and "new since the previous event"), so one sighting
+never reinforces a memory twice.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from dataclasses import replace
+from datetime import datetime
+from typing import Any
+
+from memory_layer.capture.candidate import Candidate
+from memory_layer.hooks import store
+from memory_layer.hooks.events import ToolUsed
+from memory_layer.hooks.inject import _optional
+from memory_layer.hooks.log import log
+from memory_layer.models import iso
+
+SHELL_TOOLS = frozenset({"Bash", "PowerShell"})
+EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
+TASK_TOOLS = frozenset({"TaskCreate", "TaskUpdate"})
+
+
+def initial_status(source: str, config: dict[str, Any]) -> str:
+    """The trust policy decides whether captured memories wait for review."""
+    fn = _optional("memory_layer.trust.policy", "initial_status")
+    if fn is None:
+        return "active"
+    return str(fn(source, config))
+
+
+def store_candidates(
+    conn: sqlite3.Connection,
+    candidates: list[Candidate],
+    *,
+    project: str,
+    source: str,
+    config: dict[str, Any],
+    embedder: Any,
+    now: datetime,
+) -> list[str]:
+    """``remember`` each confident candidate; returns the ids created or reinforced."""
+    from memory_layer.errors import MemoryLayerError
+    from memory_layer.memories import remember
+
+    floor = float(config["hooks"]["min_capture_confidence"])
+    status = initial_status(source, config)
+    ids: list[str] = []
+    for cand in candidates:
+        if cand.confidence < floor:
+            continue
+        try:
+            result = remember(
+                conn,
+                cand.text,
+                config=config,
+                category=cand.category,
+                project=project,
+                source=source,
+                confidence=cand.confidence,
+                status=status,
+                embedder=embedder,
+                now=now,
+            )
+        except MemoryLayerError as exc:  # one bad candidate must not lose the others
+            log(f"{source}: candidate not stored ({exc}): {cand.text[:120]!r}")
+            continue
+        ids.append(result.memory.id)
+    return ids
+
+
+def _tool_fields(event: ToolUsed) -> dict[str, Any]:
+    """The session-event row for a tool call, via capture.signals' own reduction."""
+    from memory_layer.capture.signals import event_from_hook
+
+    tool = event_from_hook(
+        event.tool_name, event.tool_input, event.tool_response, error=event.error
+    )
+    failed = not tool.ok or event.is_interrupt
+    # The failure text the signals read is error + output (an interrupted command
+    # has no error, only output), so both are kept together.
+    error = "\n".join(part for part in (tool.error, tool.output) if part) if failed else ""
+    return {
+        "tool": event.tool_name,
+        "command": tool.command,
+        "ok": not failed,
+        "error": error,
+        "file_path": tool.file_path,
+    }
+
+
+def on_tool(
+    conn: sqlite3.Connection,
+    event: ToolUsed,
+    project: str,
+    config: dict[str, Any],
+    *,
+    embedder: Any,
+    now: datetime,
+) -> list[str]:
+    """PostToolUse / PostToolUseFailure: log the call, then store new signals."""
+    from memory_layer.capture.signals import ToolEvent, signal_candidates
+
+    fields = _tool_fields(event)
+    at = iso(now)
+    event_id = store.record_event(
+        conn,
+        event.session_id,
+        project,
+        "tool",
+        tool=fields["tool"],
+        command=fields["command"] or None,
+        ok=fields["ok"],
+        error=fields["error"] or None,
+        file_path=fields["file_path"] or None,
+        at=at,
+    )
+    stored: list[str] = []
+    if event.tool_name in TASK_TOOLS:
+        task_hook(conn, event, project)
+    if not config["hooks"]["capture"] or event.tool_name not in SHELL_TOOLS | EDIT_TOOLS:
+        return stored
+    # The stored rows, not the raw payload: exactly what later calls will see.
+    rows = store.recent_tool_events(conn, event.session_id, before_id=event_id + 1)
+    window = [ToolEvent.from_dict(row) for row in rows]
+    earlier = window[:-1]
+    cwd = event.directory
+    before = {c.text for c in signal_candidates(earlier, cwd)}
+    new = [c for c in signal_candidates(window, cwd) if c.text not in before]
+    if new:
+        stored = store_candidates(
+            conn,
+            new,
+            project=project,
+            source=f"hook:{event.name}",
+            config=config,
+            embedder=embedder,
+            now=now,
+        )
+    return stored
+
+
+def task_payload(event: Any, project: str) -> dict[str, Any]:
+    """The plain dict outcome learning takes (see memory_layer.outcomes.claude)."""
+    return {
+        "hook_event_name": event.name,
+        "session_id": event.session_id,
+        "cwd": event.directory,
+        "project": project,
+        "tool_name": getattr(event, "tool_name", ""),
+        "tool_input": dict(getattr(event, "tool_input", {}) or {}),
+        "tool_response": getattr(event, "tool_response", None),
+        "task_id": getattr(event, "task_id", ""),
+        "task_subject": getattr(event, "task_subject", ""),
+        "task_description": getattr(event, "task_description", ""),
+    }
+
+
+def task_hook(conn: sqlite3.Connection, event: Any, project: str) -> None:
+    """Hand task events to outcome learning, when that layer is installed."""
+    fn = _optional("memory_layer.outcomes.claude", "on_hook_event")
+    if fn is None:
+        return
+    try:
+        fn(conn, task_payload(event, project))
+    except Exception as exc:  # outcome learning failing must not fail capture
+        log(f"outcomes.claude.on_hook_event failed for {event.name}", exc=exc)
+
+
+def extract_transcript(
+    conn: sqlite3.Connection,
+    path: str,
+    *,
+    session_id: str,
+    project: str,
+    source: str,
+    config: dict[str, Any],
+    embedder: Any,
+    now: datetime,
+    main: bool,
+    subagent: bool = False,
+) -> list[str]:
+    """Run the prose extractors over what the transcript gained since last time."""
+    from memory_layer.capture.extract import extract_from_entries
+    from memory_layer.capture.transcript import read_new_entries
+
+    if not path:
+        return []
+    path = os.path.expanduser(path)
+    if not os.path.isfile(path):
+        log(f"{source}: transcript {path} does not exist; nothing extracted")
+        return []
+    offset = store.transcript_offset(conn, path)
+    entries, new_offset = read_new_entries(
+        path, offset, max_bytes=int(config["hooks"]["transcript_max_bytes"])
+    )
+    if subagent:
+        # A subagent's transcript is all sidechain, and its "user" turns are the main
+        # agent's instructions, not the user's: keep only the subagent's own findings.
+        entries = [replace(e, is_sidechain=False) for e in entries if e.role == "assistant"]
+    stored: list[str] = []
+    if config["hooks"]["capture"] and entries:
+        stored = store_candidates(
+            conn,
+            extract_from_entries(entries),
+            project=project,
+            source=source,
+            config=config,
+            embedder=embedder,
+            now=now,
+        )
+    if new_offset != offset:
+        store.set_transcript_offset(conn, path, session_id, new_offset, main=main)
+    return stored
+
+
+def process_pending(
+    conn: sqlite3.Connection, config: dict[str, Any], *, embedder: Any, now: datetime
+) -> int:
+    """Finish what SessionEnd left: extract the rest of each ended session's transcript."""
+    done = 0
+    for session in store.pending_sessions(conn):
+        try:
+            if session.transcript_path and session.project:
+                extract_transcript(
+                    conn,
+                    session.transcript_path,
+                    session_id=session.session_id,
+                    project=session.project,
+                    source="hook:SessionEnd",
+                    config=config,
+                    embedder=embedder,
+                    now=now,
+                    main=True,
+                )
+        except Exception as exc:  # one bad transcript must not block the queue forever
+            log(f"pending extraction failed for session {session.session_id}", exc=exc)
+        store.clear_pending(conn, session.session_id)
+        done += 1
+    return done

@@ -1,0 +1,278 @@
+"""One handler per hook event, shared by the hook process and the warm engine.
+
+``handle(event, conn, config, embedder=…)`` returns what the hook prints. The
+hook process calls it keyword-only (``embedder=None``) when the engine does not
+answer; the engine calls it with the warm model. Same code, same rows.
+
+Query events (SessionStart, UserPromptSubmit) are split into ``prepare`` and a
+``Reply.commit`` so the engine can drop an answer the hook stopped waiting for
+(the hook then answers, and records, by itself).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from memory_layer.hooks import store
+from memory_layer.hooks.events import (
+    Compacting,
+    Event,
+    PromptSubmitted,
+    SessionEnded,
+    SessionStarted,
+    Stopped,
+    TaskEvent,
+    ToolUsed,
+)
+from memory_layer.hooks.inject import (
+    MAX_OUTPUT_CHARS,
+    Plan,
+    commit,
+    plan_prompt,
+    plan_session_start,
+)
+from memory_layer.hooks.inject import prompt_query as make_query
+from memory_layer.hooks.log import log
+from memory_layer.hooks.where import fast_project, ignore_file, ignored_by_config
+from memory_layer.models import iso, utcnow
+
+QUERY_EVENTS = frozenset({"SessionStart", "UserPromptSubmit"})
+
+
+@dataclass
+class Reply:
+    """What a handler produced: stdout text and the writes still to make."""
+
+    output: str = ""
+    commit: Callable[[], None] = field(default=lambda: None)
+
+
+def context_output(event_name: str, text: str) -> str:
+    """The JSON form Claude Code reads as additionalContext (≤ 10,000 characters)."""
+    if not text:
+        return ""
+    if len(text) > MAX_OUTPUT_CHARS:
+        text = text[: MAX_OUTPUT_CHARS - 1] + "…"
+    return json.dumps(
+        {"hookSpecificOutput": {"hookEventName": event_name, "additionalContext": text}},
+        ensure_ascii=False,
+    )
+
+
+def project_of(conn: sqlite3.Connection, event: Event) -> str:
+    """The session's project, reusing the session row when the cwd has not changed."""
+    if event.session_id:
+        session = store.get_session(conn, event.session_id)
+        if session is not None and session.project and session.cwd == event.directory:
+            return session.project
+    return fast_project(event.directory)
+
+
+def skip_reason(event: Event, project: str, config: dict[str, Any]) -> str | None:
+    """Why hooks do nothing here: turned off, or the project opted out."""
+    hooks = config["hooks"]
+    if not hooks["enabled"]:
+        return "hooks.enabled is false"
+    dirs = [event.directory, event.project_dir]
+    found = ignore_file(dirs)
+    if found:
+        return f"ignore file {found}"
+    if ignored_by_config(project, dirs, hooks["ignore_projects"]):
+        return "listed in hooks.ignore_projects"
+    return None
+
+
+def _inject_limit(event: Event, config: dict[str, Any]) -> int:
+    """hooks.inject_limit, unless the plugin's userConfig option overrides it."""
+    option = event.options.get("inject_limit", "").strip()
+    if option:
+        try:
+            return max(0, int(float(option)))
+        except ValueError:
+            log(f"CLAUDE_PLUGIN_OPTION_INJECT_LIMIT={option!r} is not a number; ignored")
+    return int(config["hooks"]["inject_limit"])
+
+
+def _capture_on(event: Event, config: dict[str, Any]) -> dict[str, Any]:
+    """The config, with hooks.capture turned off when the plugin option says so."""
+    option = event.options.get("capture", "").strip().lower()
+    if option in ("false", "0", "no", "off") and config["hooks"]["capture"]:
+        config = {**config, "hooks": {**config["hooks"], "capture": False}}
+    return config
+
+
+def prepare(
+    event: Event,
+    conn: sqlite3.Connection,
+    config: dict[str, Any],
+    *,
+    embedder: Any = None,
+    now: datetime | None = None,
+) -> Reply:
+    """Handle ``event``; writes of query events wait in ``Reply.commit``."""
+    now = now or utcnow()
+    at = iso(now)
+    project = project_of(conn, event)
+    reason = skip_reason(event, project, config)
+    if reason:
+        return Reply()
+    config = _capture_on(event, config)
+    if event.session_id and not isinstance(event, SessionEnded):
+        store.touch_session(
+            conn,
+            event.session_id,
+            project=project,
+            cwd=event.directory,
+            transcript_path=event.transcript_path,
+            now=at,
+        )
+
+    if isinstance(event, SessionStarted):
+        # The agent's context starts empty at startup, /clear and compaction; on resume
+        # it still holds what was injected before, so those stay "already shown".
+        if event.source != "resume":
+            store.reset_context(conn, event.session_id, at)
+        shown = store.shown_in_context(conn, event.session_id)
+        plan = plan_session_start(conn, project, config, shown=shown, now=now)
+        return _reply(conn, event, plan, project, now)
+
+    if isinstance(event, PromptSubmitted):
+        query = make_query(event.prompt, config)
+        shown = store.shown_in_context(conn, event.session_id)
+        plan = plan_prompt(
+            conn,
+            query,
+            project,
+            config,
+            shown=shown,
+            embedder=embedder,
+            now=now,
+            limit=_inject_limit(event, config),
+        )
+
+        def record_prompt() -> None:
+            store.record_event(conn, event.session_id, project, "prompt", text=event.prompt, at=at)
+
+        return _reply(conn, event, plan, project, now, also=record_prompt)
+
+    if isinstance(event, ToolUsed):
+        from memory_layer.hooks.capture import on_tool
+
+        on_tool(conn, event, project, config, embedder=embedder, now=now)
+        return Reply()
+
+    if isinstance(event, Stopped):
+        return _on_stop(event, conn, project, config, embedder=embedder, now=now)
+
+    if isinstance(event, Compacting):
+        from memory_layer.hooks.capture import extract_transcript
+
+        extract_transcript(
+            conn,
+            event.transcript_path,
+            session_id=event.session_id,
+            project=project,
+            source="hook:PreCompact",
+            config=config,
+            embedder=embedder,
+            now=now,
+            main=True,
+        )
+        return Reply()
+
+    if isinstance(event, SessionEnded):
+        # 1.5 s for every SessionEnd hook together: note the work, do none of it here.
+        if event.session_id:
+            store.touch_session(
+                conn,
+                event.session_id,
+                project=project,
+                cwd=event.directory,
+                transcript_path=event.transcript_path,
+                now=at,
+            )
+            store.end_session(conn, event.session_id, event.reason, at)
+        return Reply()
+
+    if isinstance(event, TaskEvent):
+        from memory_layer.hooks.capture import task_hook
+
+        task_hook(conn, event, project)
+        return Reply()
+    return Reply()
+
+
+def _reply(
+    conn: sqlite3.Connection,
+    event: Event,
+    plan: Plan,
+    project: str,
+    now: datetime,
+    also: Callable[[], None] | None = None,
+) -> Reply:
+    def write() -> None:
+        if also is not None:
+            also()
+        commit(conn, plan, session_id=event.session_id, project=project, now=now)
+
+    return Reply(context_output(event.name, plan.text), write)
+
+
+def _on_stop(
+    event: Stopped,
+    conn: sqlite3.Connection,
+    project: str,
+    config: dict[str, Any],
+    *,
+    embedder: Any,
+    now: datetime,
+) -> Reply:
+    from memory_layer.hooks.capture import extract_transcript
+
+    at = iso(now)
+    subagent = event.name == "SubagentStop"
+    if event.last_assistant_message and event.session_id:
+        # Fresher than the transcript (which lags); outcome learning reads it as
+        # evidence that a surfaced memory was cited.
+        store.record_event(
+            conn,
+            event.session_id,
+            project,
+            "assistant",
+            tool=(event.agent_type or None) if subagent else None,
+            text=event.last_assistant_message,
+            at=at,
+        )
+    path = event.agent_transcript_path if subagent else event.transcript_path
+    extract_transcript(
+        conn,
+        path,
+        session_id=event.session_id,
+        project=project,
+        source=f"hook:{event.name}",
+        config=config,
+        embedder=embedder,
+        now=now,
+        main=not subagent,
+        subagent=subagent,
+    )
+    return Reply()
+
+
+def handle(
+    event: Event,
+    conn: sqlite3.Connection,
+    config: dict[str, Any],
+    *,
+    embedder: Any = None,
+    now: datetime | None = None,
+) -> str:
+    """Handle ``event`` completely; returns what the hook prints."""
+    reply = prepare(event, conn, config, embedder=embedder, now=now)
+    reply.commit()
+    return reply.output

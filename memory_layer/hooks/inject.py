@@ -1,0 +1,361 @@
+"""What hooks put into the agent's context: the SessionStart block and per-prompt recall.
+
+Both are written as facts ("Memories from earlier sessions…") and never as
+orders, because Claude Code injects them as system reminders and text phrased as
+imperative system instructions trips the agent's prompt-injection defences.
+
+Selection is split from recording (``plan_*`` then ``commit``) so the engine can
+drop a plan the hook has stopped waiting for instead of logging a surfacing the
+agent never saw.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import re
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from memory_layer.hooks.log import log
+from memory_layer.models import Memory, iso
+from memory_layer.retrieval.scoring import frequency_term, outcome_term, recency_term
+from memory_layer.storage.records import memories_where
+from memory_layer.storage.textindex import query_terms
+
+# Claude Code caps every hook output string at 10,000 characters; stay under it.
+MAX_OUTPUT_CHARS = 9_500
+CHARS_PER_TOKEN = 4
+
+HEADINGS = {
+    "gotcha": "Gotchas",
+    "convention": "Conventions",
+    "command": "Commands",
+    "decision": "Decisions",
+    "troubleshooting": "Troubleshooting",
+    "preference": "Preferences",
+    "tool_preference": "Tool preferences",
+    "coding_style": "Coding style",
+    "architecture": "Architecture",
+    "pattern": "Patterns",
+    "workaround": "Workarounds",
+    "dependency": "Dependencies",
+    "environment": "Environment",
+    "context": "Context",
+    "todo": "Open items",
+    "general": "Other",
+}
+SESSION_HEADER = "Memories from earlier sessions in this project (memory-layer):"
+PROMPT_HEADER = "Memories from earlier sessions related to this prompt (memory-layer):"
+PROVEN_MARK = "✓ proven"
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Chosen memories with their scores, and the text that shows them."""
+
+    text: str
+    chosen: tuple[tuple[Memory, float], ...] = ()
+    kind: str = "injected"
+    query: str | None = None
+    notes: dict[str, Any] = field(default_factory=dict, compare=False)
+
+
+# --- optional layers: trust (withheld records) and outcomes (proven, sinking) --------
+
+
+def _optional(module: str, name: str) -> Callable[..., Any] | None:
+    """A function from another layer if it exists yet; its absence is not an error."""
+    try:
+        mod = importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        if exc.name and module.startswith(exc.name):
+            return None
+        log(f"cannot import {module}", exc=exc)
+        return None
+    except Exception as exc:  # a broken layer must not take injection down with it
+        log(f"cannot import {module}", exc=exc)
+        return None
+    fn = getattr(mod, name, None)
+    return fn if callable(fn) else None
+
+
+def _call(fn: Callable[..., Any], memory: Memory, config: dict[str, Any]) -> Any:
+    try:
+        params = len(inspect.signature(fn).parameters)
+    except (TypeError, ValueError):
+        params = 2
+    return fn(memory, config) if params >= 2 else fn(memory)
+
+
+def visibility(config: dict[str, Any]) -> Callable[[Memory], bool]:
+    """Withheld records (trust) and sinking ones (outcomes floor) are never injected."""
+    agent_visible = _optional("memory_layer.trust.visibility", "agent_visible")
+    is_sinking = _optional("memory_layer.outcomes", "is_sinking")
+    floor = float((config.get("outcomes") or {}).get("floor", -0.5))
+
+    def visible(memory: Memory) -> bool:
+        if agent_visible is not None and not _call(agent_visible, memory, config):
+            return False
+        if is_sinking is not None:
+            return not _call(is_sinking, memory, config)
+        return memory.outcome_score > floor
+
+    return visible
+
+
+def proven_test(config: dict[str, Any]) -> Callable[[Memory], bool]:
+    fn = _optional("memory_layer.outcomes.scoring", "is_proven") or _optional(
+        "memory_layer.outcomes", "is_proven"
+    )
+    if fn is not None:
+        return lambda memory: bool(_call(fn, memory, config))
+    hooks = config["hooks"]
+    min_outcome = float(hooks["proven_min_outcome"])
+    min_successes = int(hooks["proven_min_successes"])
+    return lambda m: m.outcome_score >= min_outcome and m.success_count >= min_successes
+
+
+def agent_statuses(config: dict[str, Any]) -> tuple[str, ...]:
+    fn = _optional("memory_layer.trust.visibility", "agent_statuses")
+    if fn is None:
+        return ("active",)
+    try:
+        return tuple(fn(config))
+    except Exception as exc:
+        log("trust.visibility.agent_statuses failed; using active only", exc=exc)
+        return ("active",)
+
+
+# --- formatting ------------------------------------------------------------------
+
+
+def _one_line(text: str, limit: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+
+
+def _item(memory: Memory, proven: bool, limit: int, *, with_category: bool) -> str:
+    marks = []
+    if proven:
+        marks.append(PROVEN_MARK)
+    if memory.project is None:
+        marks.append("all projects")
+    if with_category:
+        marks.insert(0, memory.category.replace("_", " "))
+    suffix = f" ({', '.join(marks)})" if marks else ""
+    return f"- {_one_line(memory.text, limit)}{suffix}"
+
+
+def session_text(
+    chosen: list[tuple[Memory, float]],
+    proven: Callable[[Memory], bool],
+    *,
+    budget_chars: int,
+    item_chars: int,
+) -> tuple[str, list[tuple[Memory, float]]]:
+    """Group by category (in order of each category's best memory) within the budget."""
+    groups: dict[str, list[tuple[Memory, float]]] = {}
+    for memory, score in chosen:
+        groups.setdefault(memory.category, []).append((memory, score))
+    lines = [SESSION_HEADER]
+    used = len(SESSION_HEADER) + 1
+    shown: list[tuple[Memory, float]] = []
+    for category, items in groups.items():
+        heading = f"{HEADINGS.get(category, category)}:"
+        block: list[str] = []
+        for memory, score in items:
+            line = _item(memory, proven(memory), item_chars, with_category=False)
+            extra = len(line) + 1 + (0 if block else len(heading) + 1)
+            if used + extra > budget_chars:
+                continue
+            block.append(line)
+            used += extra
+            shown.append((memory, score))
+        if block:
+            lines.append(heading)
+            lines.extend(block)
+    if not shown:
+        return "", []
+    return "\n".join(lines), shown
+
+
+def prompt_text(
+    chosen: list[tuple[Memory, float]], proven: Callable[[Memory], bool], *, item_chars: int
+) -> str:
+    lines = [PROMPT_HEADER]
+    used = len(PROMPT_HEADER)
+    for memory, _score in chosen:
+        line = _item(memory, proven(memory), item_chars, with_category=True)
+        if used + len(line) + 1 > MAX_OUTPUT_CHARS:
+            break
+        lines.append(line)
+        used += len(line) + 1
+    return "\n".join(lines)
+
+
+# --- SessionStart ----------------------------------------------------------------
+
+
+def quality(memory: Memory, config: dict[str, Any], now: datetime) -> float:
+    """The blend without similarity: what makes a memory worth knowing with no query."""
+    weights = config["weights"]
+    recency, _age = recency_term(memory, now, float(config["recency"]["half_life_days"]))
+    terms = {
+        "outcome": outcome_term(memory.outcome_score),
+        "recency": recency,
+        "frequency": frequency_term(memory.use_count, int(config["frequency"]["saturation_uses"])),
+        "confidence": max(0.0, min(1.0, memory.confidence)),
+    }
+    total = sum(float(weights[name]) for name in terms) or 1.0
+    base = sum(float(weights[name]) * value for name, value in terms.items()) / total
+    return base * float(config["hooks"]["category_weights"].get(memory.category, 1.0))
+
+
+def plan_session_start(
+    conn: sqlite3.Connection,
+    project: str,
+    config: dict[str, Any],
+    *,
+    shown: set[str],
+    now: datetime,
+) -> Plan:
+    hooks = config["hooks"]
+    limit = int(hooks["session_start_limit"])
+    if limit <= 0:
+        return Plan("", kind="session_start")
+    statuses = agent_statuses(config)
+    marks = ", ".join("?" for _ in statuses)
+    where = f"status IN ({marks}) AND (project = ? OR project IS NULL)"
+    args = [*statuses, project]
+    # Candidates: the freshest and the best-scored; quality() then orders them all.
+    pool: dict[str, Memory] = {}
+    for order in (
+        "max(coalesce(proven_at, ''), created_at) DESC",
+        "outcome_score DESC, use_count DESC",
+    ):
+        for memory in memories_where(conn, where, args, order_by=order, limit=300):
+            pool[memory.id] = memory
+    visible = visibility(config)
+    scored = sorted(
+        ((m, quality(m, config, now)) for m in pool.values() if m.id not in shown and visible(m)),
+        key=lambda pair: (-pair[1], pair[0].id),
+    )[:limit]
+    budget = min(int(hooks["session_start_tokens"]) * CHARS_PER_TOKEN, MAX_OUTPUT_CHARS)
+    text, chosen = session_text(
+        scored, proven_test(config), budget_chars=budget, item_chars=int(hooks["item_chars"])
+    )
+    return Plan(text, tuple(chosen), kind="session_start")
+
+
+# --- UserPromptSubmit ------------------------------------------------------------
+
+
+def _stem(term: str) -> re.Pattern[str]:
+    key = term.lower()
+    if not key.isascii():
+        return re.compile(re.escape(key))
+    stem = key if len(key) <= 4 else key[: max(4, len(key) - 3)]
+    return re.compile(r"(?<![a-z0-9])" + re.escape(stem))
+
+
+def matched_terms(query: str, text: str) -> int:
+    """Distinct query words (stem-ish prefixes, as the porter tokenizer matches) in text."""
+    lowered = text.lower()
+    return sum(1 for term in query_terms(query)[:64] if _stem(term).search(lowered))
+
+
+def relevant(item: Any, query: str, config: dict[str, Any]) -> bool:
+    """The relevance floor (docs/hooks.md): evidence that this memory is about the prompt.
+
+    With vectors, the cosine to the prompt must reach ``hooks.min_cosine``: it is an
+    absolute measure, unlike BM25, which is relative to the best hit and gives the top
+    match of "thanks!" full marks. Keyword-only, the memory must contain at least
+    ``hooks.min_terms`` distinct prompt words with keyword similarity
+    ``hooks.min_keyword``. Either way the blended score must reach ``hooks.min_score``.
+    """
+    hooks = config["hooks"]
+    if item.score < float(hooks["min_score"]):
+        return False
+    explain = item.explain
+    cosine = explain.get("cosine")
+    if cosine is not None and cosine >= float(hooks["min_cosine"]):
+        return True
+    keyword = float(explain.get("keyword") or 0.0)
+    if keyword < float(hooks["min_keyword"]):
+        return False
+    terms = matched_terms(query, item.memory.text)
+    if terms < int(hooks["min_terms"]):
+        return False
+    # With a vector available, keywords alone need more words in common: two common
+    # words ("test", "file") shared with an unrelated memory are not enough.
+    return cosine is None or terms >= int(hooks["min_terms"]) + 1
+
+
+def prompt_query(prompt: str, config: dict[str, Any]) -> str:
+    from memory_layer.capture.privacy import clean
+
+    text = clean(prompt)
+    return text[: int(config["hooks"]["max_prompt_chars"])].strip()
+
+
+def plan_prompt(
+    conn: sqlite3.Connection,
+    query: str,
+    project: str,
+    config: dict[str, Any],
+    *,
+    shown: set[str],
+    embedder: Any,
+    now: datetime,
+    limit: int,
+) -> Plan:
+    from memory_layer.retrieval.search import Scope, recall
+
+    if limit <= 0 or not query or not query_terms(query) and embedder is None:
+        return Plan("", query=query)
+    scope = Scope.for_project(project)
+    statuses = agent_statuses(config)
+    if statuses != scope.statuses:
+        scope = Scope(projects=scope.projects, statuses=statuses)
+    results = recall(
+        conn,
+        query,
+        scope=scope,
+        config=config,
+        limit=max(limit * 3, 10),
+        embedder=embedder,
+        now=now,
+        visible=visibility(config),
+    )
+    chosen = [
+        (item.memory, item.score)
+        for item in results
+        if item.memory.id not in shown and relevant(item, query, config)
+    ][:limit]
+    if not chosen:
+        return Plan("", query=query)
+    text = prompt_text(chosen, proven_test(config), item_chars=int(config["hooks"]["item_chars"]))
+    return Plan(text, tuple(chosen), kind="injected", query=query)
+
+
+def commit(
+    conn: sqlite3.Connection, plan: Plan, *, session_id: str, project: str, now: datetime
+) -> None:
+    """Record every surfacing, so outcome learning can credit what the agent was shown."""
+    from memory_layer.hooks.store import record_usage
+
+    if not plan.chosen:
+        return
+    record_usage(
+        conn,
+        [(memory.id, score) for memory, score in plan.chosen],
+        session_id=session_id,
+        project=project,
+        kind=plan.kind,
+        query=plan.query[:500] if plan.query else None,
+        at=iso(now),
+    )

@@ -1,0 +1,128 @@
+"""The hook door: stdin → event → engine or in-process handler → stdout, always exit 0.
+
+The fast path imports only the standard library plus ``events``, ``where`` and
+the engine client: parse stdin, check the opt-out files, hand the event to the
+warm engine. Only when the engine is absent, slow or refuses does the hook load
+config, open the database and handle the event itself, keyword-only, and then
+start the engine for the hooks that follow.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping
+from typing import Any, BinaryIO, TextIO
+
+from memory_layer.hooks.events import Event, InvalidEvent, parse_event
+from memory_layer.hooks.log import log
+
+# Claude Code's payloads are small; a bigger stdin is not an event worth parsing.
+MAX_STDIN_BYTES = 64 * 1024 * 1024
+DEFAULT_PROMPT_DEADLINE_MS = 150
+DEFAULT_DEADLINE_MS = 300
+QUERY_EVENTS = frozenset({"SessionStart", "UserPromptSubmit"})
+
+
+def _via_engine(event: Event) -> str | None:
+    """The engine's answer, or None when the hook must answer by itself."""
+    from memory_layer.engine.client import request
+    from memory_layer.engine.lifecycle import client_settings
+
+    settings = client_settings()
+    if settings is None:  # no engine is ready (it publishes this file when it is)
+        return None
+    key = "prompt_deadline_ms" if event.name in QUERY_EVENTS else "deadline_ms"
+    default = DEFAULT_PROMPT_DEADLINE_MS if event.name in QUERY_EVENTS else DEFAULT_DEADLINE_MS
+    try:
+        timeout = float(settings.get(key, default)) / 1000.0
+    except (TypeError, ValueError):
+        timeout = default / 1000.0
+    reply = request({"op": "hook", "event": event.to_dict()}, timeout)
+    if not reply or not reply.get("ok"):
+        if reply and reply.get("error"):
+            log(f"{event.name}: engine error: {reply['error']}")
+        return None
+    output = reply.get("output", "")
+    return output if isinstance(output, str) else ""
+
+
+def _in_process(event: Event) -> str:
+    from memory_layer.config import load_config
+    from memory_layer.hooks.handlers import handle
+    from memory_layer.storage.db import open_db
+
+    config = load_config()
+    conn = open_db()
+    try:
+        output = handle(event, conn, config, embedder=None)
+        engine_on = bool(config["engine"]["enabled"])
+        if event.name == "SessionStart" and not engine_on:
+            # No engine to finish what earlier SessionEnds left: do it now.
+            from memory_layer.hooks.capture import process_pending
+            from memory_layer.models import utcnow
+
+            try:
+                process_pending(conn, config, embedder=None, now=utcnow())
+            except Exception as exc:
+                log("SessionStart: pending extraction failed", exc=exc)
+    finally:
+        conn.close()
+    if engine_on and event.name != "SessionEnd":
+        # SessionEnd has 1.5 s shared by every hook: the next session starts the engine.
+        try:
+            from memory_layer.engine.lifecycle import spawn
+
+            spawn()
+        except Exception as exc:
+            log(f"{event.name}: could not start the engine", exc=exc)
+    return output
+
+
+def dispatch(name: str, raw: bytes, env: Mapping[str, str] | None = None) -> str:
+    """What the hook for event ``name`` prints for stdin ``raw``; never raises."""
+    try:
+        event = parse_event(name, raw, env)
+    except InvalidEvent as exc:
+        log(f"{name or '(no event name)'}: ignored: {exc}")
+        return ""
+    try:
+        from memory_layer.hooks.where import ignore_file
+
+        if ignore_file([event.directory, event.project_dir]):
+            return ""  # opted out: no capture, no injection, no engine
+        output = _via_engine(event)
+        if output is None:
+            output = _in_process(event)
+        return output
+    except Exception as exc:
+        log(f"{name}: failed (fail-open, nothing injected or captured)", exc=exc)
+        return ""
+
+
+def run(argv: list[str], stdin: BinaryIO, stdout: TextIO, env: Mapping[str, Any]) -> int:
+    name = argv[0] if argv else ""
+    try:
+        raw = stdin.read(MAX_STDIN_BYTES)
+    except Exception as exc:
+        log(f"{name}: cannot read stdin", exc=exc)
+        return 0
+    output = dispatch(name, raw, env)
+    if output:
+        try:
+            stdout.write(output + "\n")
+            stdout.flush()
+        except Exception as exc:  # Claude Code went away: nothing left to tell it
+            log(f"{name}: cannot write the output", exc=exc)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``python -m memory_layer.hooks <EventName>``: exits 0 always."""
+    try:
+        return run(
+            list(sys.argv[1:] if argv is None else argv), sys.stdin.buffer, sys.stdout, os.environ
+        )
+    except BaseException as exc:  # even KeyboardInterrupt: a hook must not fail the session
+        log("hook crashed", exc=exc)
+        return 0

@@ -1,0 +1,162 @@
+"""Which project a hook event belongs to, and whether that project opted out.
+
+``memory_layer.project.project_for`` asks GitPython, which costs ~0.15 s to
+import: more than a hook may spend. ``fast_project`` gives the same answer
+(normalised ``origin`` URL, else the first remote, else the repository root,
+else the directory) by reading ``.git/config`` directly, and hands the few
+cases it cannot decide cheaply (``include``/``insteadOf`` rewriting) to
+``project_for``. Standard library only.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+from collections.abc import Iterable
+from pathlib import Path
+
+IGNORE_FILES = (".memory-layer-ignore", os.path.join(".memory-layer", "ignore"))
+
+_SECTION = re.compile(r'^\s*\[\s*([A-Za-z0-9.-]+)(?:\s+"((?:[^"\\]|\\.)*)")?\s*\]')
+_KEY = re.compile(r"^\s*([A-Za-z][A-Za-z0-9-]*)\s*(?:=\s*(.*?))?\s*$")
+
+
+def git_root(directory: str) -> tuple[Path, Path] | None:
+    """(working tree root, git directory) for ``directory``, or None outside git."""
+    try:
+        start = Path(directory).expanduser().resolve()
+    except OSError:
+        return None
+    for folder in (start, *start.parents):
+        dot_git = folder / ".git"
+        if dot_git.is_dir():
+            return folder, dot_git
+        if dot_git.is_file():  # a worktree or submodule: "gitdir: <path>"
+            try:
+                line = dot_git.read_text(encoding="utf-8", errors="replace").strip()
+            except OSError:
+                return None
+            if line.startswith("gitdir:"):
+                gitdir = Path(line[len("gitdir:") :].strip())
+                return folder, (folder / gitdir).resolve() if not gitdir.is_absolute() else gitdir
+            return None
+    return None
+
+
+def _common_dir(gitdir: Path) -> Path:
+    try:
+        common = (gitdir / "commondir").read_text(encoding="utf-8").strip()
+    except OSError:
+        return gitdir
+    path = Path(common)
+    return path if path.is_absolute() else (gitdir / path).resolve()
+
+
+def _remote_urls(config_text: str) -> list[tuple[str, str]] | None:
+    """(remote name, first url) in file order; None when the file needs real git."""
+    remotes: list[tuple[str, str]] = []
+    seen: set[str] = set()
+    section, name = "", ""
+    for line in config_text.splitlines():
+        stripped = line.strip()
+        if not stripped or stripped[0] in "#;":
+            continue
+        m = _SECTION.match(stripped)
+        if m:
+            section, name = m.group(1).lower(), m.group(2) or ""
+            if section in ("include", "includeif"):
+                return None
+            continue
+        k = _KEY.match(stripped)
+        if not k:
+            continue
+        key = k.group(1).lower()
+        if section == "url" and key in ("insteadof", "pushinsteadof"):
+            return None
+        if section == "remote" and key == "url" and name not in seen and k.group(2):
+            value = k.group(2).strip()
+            if len(value) >= 2 and value[0] == value[-1] == '"':
+                value = value[1:-1]
+            remotes.append((name, value))
+            seen.add(name)
+    return remotes
+
+
+def _global_rewrites() -> bool:
+    """True when the user's git config rewrites URLs (then ask git itself)."""
+    home = Path.home()
+    xdg = os.environ.get("XDG_CONFIG_HOME") or str(home / ".config")
+    for path in (home / ".gitconfig", Path(xdg) / "git" / "config"):
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace").lower()
+        except OSError:
+            continue
+        if "insteadof" in text or "[include" in text:
+            return True
+    return False
+
+
+def fast_project(directory: str) -> str:
+    """The project id for ``directory``, as ``project.project_for`` computes it."""
+    from memory_layer.project import normalise_remote, project_for
+
+    if not directory:
+        return project_for(None)
+    found = git_root(directory)
+    if found is None:
+        try:
+            return str(Path(directory).expanduser().resolve())
+        except OSError:
+            return directory
+    root, gitdir = found
+    try:
+        text = (_common_dir(gitdir) / "config").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return project_for(directory)
+    remotes = _remote_urls(text)
+    if remotes is None or _global_rewrites():
+        return project_for(directory)
+    if remotes:
+        by_name = dict(remotes)
+        return normalise_remote(by_name.get("origin") or remotes[0][1])
+    return str(root)
+
+
+def ignore_file(directories: Iterable[str]) -> str | None:
+    """The ignore file that opts these directories' project out, if any.
+
+    Looked for at each directory's repository root (or the directory itself
+    outside git), so a subfolder cd cannot escape the opt-out.
+    """
+    for directory in directories:
+        if not directory:
+            continue
+        found = git_root(directory)
+        roots = [found[0]] if found else []
+        roots.append(Path(directory).expanduser())
+        for root in roots:
+            for name in IGNORE_FILES:
+                candidate = root / name
+                if candidate.is_file():
+                    return str(candidate)
+    return None
+
+
+def ignored_by_config(project: str, directories: Iterable[str], patterns: Iterable[str]) -> bool:
+    """``hooks.ignore_projects``: fnmatch patterns on the project id or a directory.
+
+    A pattern that names a directory also covers everything below it.
+    """
+    dirs = [os.path.normpath(os.path.expanduser(d)) for d in directories if d]
+    for raw in patterns:
+        pattern = raw.strip()
+        if not pattern:
+            continue
+        if fnmatch.fnmatch(project, pattern) or fnmatch.fnmatch(project.lower(), pattern.lower()):
+            return True
+        expanded = os.path.normpath(os.path.expanduser(pattern))
+        for d in dirs:
+            if fnmatch.fnmatch(d, expanded) or d == expanded or d.startswith(expanded + os.sep):
+                return True
+    return False
