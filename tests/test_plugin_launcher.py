@@ -501,3 +501,16 @@ def test_bin_shim_explains_a_missing_install(plugin: Path, env: dict[str, str]) 
     message = result.stderr.decode()
     assert "not installed" in message
     assert "MEMORY_LAYER_PYTHON" in message and "PATH" in message
+
+
+def test_an_unwritable_data_dir_is_reported_not_installed_into(
+    plugin: Path, env: dict[str, str], tmp_path: Path
+) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")  # a data dir below a regular file can never be created
+
+    result = run_hook(plugin, "SessionStart", {**env, "CLAUDE_PLUGIN_DATA": str(blocker / "data")})
+
+    assert result.returncode == 0
+    assert b"cannot install itself" in result.stdout
+    assert "cannot write to CLAUDE_PLUGIN_DATA" in hooks_log(env)
