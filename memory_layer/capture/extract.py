@@ -273,7 +273,7 @@ def _decision(role: str) -> Extractor:
 _ROOT_CAUSE = re.compile(
     r"^(?:the\s+)?(?:(?:actual|real|underlying)\s+)?"
     r"(?:root cause|issue|problem|bug|culprit|cause of (?:the|this) \w+)"
-    r"\s+(?P<tense>was|is|turned out to be)(?P<that>\s+that)?\s+(?P<body>.+)",
+    r"\s+(?:was|turned out to be)(?:\s+that)?\s+(?P<body>.+)",
     re.IGNORECASE,
 )
 _TURNS_OUT = re.compile(r"^(?:it\s+)?turn(?:s|ed) out(?:\s+that)?,?\s+(?P<body>.+)", re.IGNORECASE)
@@ -323,29 +323,16 @@ def _too_thin(body: str) -> bool:
     )
 
 
-def _diagnosis(role: str) -> Extractor:
-    # A user saying "the problem is that X" is describing the task, not a
-    # found cause; from the user only the past tense counts.
-    tenses = ("was", "turned out to be") if role == "user" else ("was", "is", "turned out to be")
-
-    def run(sentences: list[str], i: int) -> tuple[Candidate | None, int]:
-        return _diagnose(sentences, i, tenses)
-
-    return run
-
-
-def _diagnose(
-    sentences: list[str], i: int, tenses: tuple[str, ...]
-) -> tuple[Candidate | None, int]:
+def _diagnosis(sentences: list[str], i: int) -> tuple[Candidate | None, int]:
+    # Only the past tense counts.  "The problem is that …" is a diagnosis
+    # still being tested (agents state dead-end hypotheses this way) or, from
+    # the user, a description of the task; "the root cause was …" is said
+    # once the cause is known.
     s = sentences[i]
     if not _usable(s) or _DEAD_END.search(s):
         return None, 0
     m = _ROOT_CAUSE.match(s)
-    # Present tense ("the bug is in line 30") is a location or a guess unless
-    # it states a cause: require "… is that …".
-    if m and m.group("tense").lower() == "is" and not m.group("that"):
-        m = None
-    if m and m.group("tense").lower() in tenses:
+    if m:
         body = m.group("body")
         if _too_thin(body):
             return None, 0
@@ -356,8 +343,7 @@ def _diagnose(
         text = _finish(text)
         if not text:
             return None, 0
-        confidence = 0.6 if m.group("tense").lower() == "is" else 0.7
-        return Candidate(text, "troubleshooting", confidence, "diagnosis.root_cause", s), used
+        return Candidate(text, "troubleshooting", 0.7, "diagnosis.root_cause", s), used
     m = _TURNS_OUT.match(s)
     if m:
         body = m.group("body")
@@ -397,8 +383,8 @@ def _gotcha(sentences: list[str], i: int) -> tuple[Candidate | None, int]:
 
 def _extractors(role: str) -> list[Extractor]:
     if role == "user":
-        return [_instruction, _decision("user"), _diagnosis("user"), _gotcha]
-    return [_decision("assistant"), _diagnosis("assistant"), _gotcha]
+        return [_instruction, _decision("user"), _diagnosis, _gotcha]
+    return [_decision("assistant"), _diagnosis, _gotcha]
 
 
 def extract(text: str, role: str = "user", source: str = "") -> list[Candidate]:

@@ -292,6 +292,7 @@ def troubleshooting_candidates(
     hook can pass the whole persisted log each time without repeats.
     """
     evs = list(events)
+    new_from = max(new_from, 0)
     found: list[Candidate] = []
     for i, failed in enumerate(evs):
         if failed.ok or not failed.is_shell or is_trivial(failed.command):
@@ -366,7 +367,7 @@ def command_candidates(events: Iterable[ToolEvent], new_from: int = 0) -> list[C
     """
     best: dict[tuple[str, str], str] = {}
     first_ts: dict[tuple[str, str], str] = {}
-    for ev in list(events)[new_from:]:
+    for ev in list(events)[max(new_from, 0) :]:
         if not (ev.ok and ev.is_shell) or is_trivial(ev.command):
             continue
         cmd = normalise_command(ev.command)
