@@ -94,6 +94,10 @@ def details(db: Conn, memory_id: str) -> dict[str, Any]:
     ops = history(db, memory.id)
     info["history"] = [{**op.to_dict(), "summary": summarise(op)} for op in ops]
     info["notes"] = []
+    # Outcome learning: proven/sinking marks and "credited by task X: +0.20" lines.
+    from memory_layer.outcomes.views import credit_notes
+
+    info["notes"].extend(credit_notes(db, memory))
     return info
 
 

@@ -45,12 +45,12 @@ class Settings:
 
 
 def settings(config: dict[str, Any] | None = None) -> Settings:
-    """The ``outcomes`` section of the config, checked for values that cannot work."""
-    from memory_layer.config import DEFAULTS
+    """The ``outcomes`` section of ``config`` (default: the user's config.yaml),
+    checked for values that cannot work."""
+    from memory_layer.config import DEFAULTS, load_config
 
     section = dict(DEFAULTS["outcomes"])
-    if config is not None:
-        section.update(config.get("outcomes") or {})
+    section.update((config if config is not None else load_config()).get("outcomes") or {})
     values = Settings(
         success_delta=float(section["success_delta"]),
         failure_delta=float(section["failure_delta"]),

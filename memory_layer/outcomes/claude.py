@@ -1,0 +1,314 @@
+"""Claude Code Tasks: hook events and reconciliation from ~/.claude/tasks.
+
+Signals, all mapped onto lifecycle.transition:
+
+- ``TaskCreated`` → open; ``TaskCompleted`` → close as success;
+- PostToolUse ``TaskCreate`` → open; PostToolUse ``TaskUpdate`` with status
+  ``pending`` → open (a reopen if it was closed), ``in_progress`` → start,
+  ``completed`` → close as success, ``deleted`` → close as failure;
+- SessionStart / SessionEnd / Stop → reconcile this session's task list from disk,
+  catching events that were missed (a hook that timed out, a plugin installed late).
+
+A task still in progress when its session ends stays open: no credit either way.
+
+Tasks are keyed ``claude:<list>:<id>``: the list is ``CLAUDE_CODE_TASK_LIST_ID`` when
+set (shared lists), else the team name, else the session id — the same name as the
+directory Claude Code writes the task files to.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from memory_layer.errors import InvalidInput
+from memory_layer.outcomes.lifecycle import (
+    CLOSE,
+    OPEN,
+    START,
+    OutcomeResult,
+    ensure_task,
+    transition,
+)
+from memory_layer.outcomes.rules import FAILURE, SUCCESS, settings
+from memory_layer.outcomes.store import find_task, now_stamp, stamp, task_key
+from memory_layer.storage.conn import Conn, raw
+from memory_layer.storage.records import transaction
+
+SOURCE = "claude"
+TASK_EVENTS = {"TaskCreated", "TaskCompleted"}
+TASK_TOOLS = {"TaskCreate", "TaskUpdate"}
+RECONCILE_EVENTS = {"SessionStart", "SessionEnd", "Stop"}
+# Claude status → (event, outcome). "pending" is an open task; on a closed task the
+# transition turns it (and "in_progress") into a reopen.
+STATUS_EVENTS: dict[str, tuple[str, str | None]] = {
+    "pending": (OPEN, None),
+    "in_progress": (START, None),
+    "completed": (CLOSE, SUCCESS),
+    "deleted": (CLOSE, FAILURE),
+}
+
+
+class InvalidTaskEvent(InvalidInput):
+    """A task hook event without the fields it needs; the hook logs it and goes on."""
+
+
+def _str(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, (str, int)) and not isinstance(value, bool):
+        text = str(value).strip()
+        return text or None
+    return None
+
+
+def list_id_for(event: dict[str, Any]) -> str | None:
+    return (
+        _str(event.get("list_id"))
+        or _str(os.environ.get("CLAUDE_CODE_TASK_LIST_ID"))
+        or _str(event.get("team_name"))
+        or _str(event.get("session_id"))
+    )
+
+
+def _mapping(value: Any, name: str) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise InvalidTaskEvent(f"{name} must be a JSON object, got {type(value).__name__}.")
+    return value
+
+
+def on_hook_event(conn: Conn, event: dict[str, Any]) -> OutcomeResult | dict[str, Any] | None:
+    """Apply one Claude Code hook event. The hooks dispatcher calls this for
+    TaskCreated, TaskCompleted, PostToolUse of TaskCreate/TaskUpdate, and (to catch
+    missed events) SessionStart, SessionEnd and Stop.
+
+    Returns what changed (None for events that are not about tasks). Raises
+    ``InvalidTaskEvent`` for a task event without a task id or with fields of the
+    wrong shape: the hook logs it; it never reaches the session.
+    """
+    if not isinstance(event, dict):
+        raise InvalidTaskEvent("The hook event must be a dict.")
+    name = _str(event.get("hook_event_name")) or ""
+    if name in RECONCILE_EVENTS:
+        list_id = list_id_for(event)
+        return reconcile(conn, list_ids=[list_id] if list_id else [], config=event.get("config"))
+    if name in TASK_EVENTS:
+        task_id = _str(event.get("task_id"))
+        if not task_id:
+            raise InvalidTaskEvent(f"{name} without a task_id; nothing to record.")
+        status = "completed" if name == "TaskCompleted" else "pending"
+        return _apply(
+            conn,
+            event,
+            task_id,
+            status,
+            source=f"hook:{name}",
+            subject=_str(event.get("task_subject")),
+            description=_str(event.get("task_description")),
+        )
+    if name == "PostToolUse" and event.get("tool_name") in TASK_TOOLS:
+        tool_input = _mapping(event.get("tool_input"), "tool_input")
+        response = _mapping(event.get("tool_response"), "tool_response")
+        if event["tool_name"] == "TaskCreate":
+            task = _mapping(response.get("task"), "tool_response.task")
+            task_id = _str(task.get("id")) or _str(response.get("taskId"))
+            if not task_id:
+                raise InvalidTaskEvent("TaskCreate result without task.id; nothing to record.")
+            return _apply(
+                conn,
+                event,
+                task_id,
+                "pending",
+                source="hook:TaskCreate",
+                subject=_str(task.get("subject")) or _str(tool_input.get("subject")),
+                description=_str(tool_input.get("description")),
+            )
+        if response.get("success") is False:
+            return None  # the update did not happen
+        task_id = _str(tool_input.get("taskId")) or _str(response.get("taskId"))
+        if not task_id:
+            raise InvalidTaskEvent("TaskUpdate without taskId; nothing to record.")
+        change = _mapping(response.get("statusChange"), "tool_response.statusChange")
+        status = _str(change.get("to")) or _str(tool_input.get("status"))
+        return _apply(
+            conn,
+            event,
+            task_id,
+            status,
+            source="hook:TaskUpdate",
+            subject=_str(tool_input.get("subject")),
+            description=_str(tool_input.get("description")),
+        )
+    return None
+
+
+def _apply(
+    conn: Conn,
+    event: dict[str, Any],
+    task_id: str,
+    status: str | None,
+    *,
+    source: str,
+    subject: str | None,
+    description: str | None,
+    at: str | None = None,
+) -> OutcomeResult:
+    list_id = list_id_for(event)
+    session_id = _str(event.get("session_id"))
+    project = _str(event.get("project"))
+    if project is None and _str(event.get("cwd")):
+        from memory_layer.project import project_for
+
+        project = project_for(event["cwd"])
+    at = at or stamp(_str(event.get("at"))) or now_stamp()
+    config = event.get("config")
+    with transaction(conn):
+        task, created = ensure_task(
+            conn,
+            task_id=task_key(SOURCE, list_id, task_id),
+            source=SOURCE,
+            external_id=task_id,
+            at=at,
+            status=status or "pending",
+            list_id=list_id,
+            project=project,
+            session_id=session_id,
+            subject=subject,
+            description=description,
+        )
+        if status is None:  # a TaskUpdate of the subject, owner or dependencies
+            return OutcomeResult(
+                task.id,
+                task.outcome,
+                "opened" if created else "unchanged",
+                f"task {task.id} details updated",
+            )
+        if status not in STATUS_EVENTS:
+            raise InvalidTaskEvent(
+                f"Unknown Claude task status {status!r}; expected one of "
+                f"{', '.join(STATUS_EVENTS)}."
+            )
+        kind, outcome = STATUS_EVENTS[status]
+        return transition(
+            conn,
+            task,
+            kind,
+            at=at,
+            status=status,
+            source=source,
+            actor=f"claude:{session_id or 'unknown'}",
+            config=config if isinstance(config, dict) else None,
+            outcome=outcome,
+            reason=f"Claude Code task {status}",
+            session_id=session_id,
+            created=created,
+        )
+
+
+# --- reconciliation from disk --------------------------------------------------------
+
+
+@dataclass
+class ReconcileReport:
+    lists: int = 0
+    files: int = 0
+    applied: list[dict[str, Any]] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "lists": self.lists,
+            "files": self.files,
+            "applied": self.applied,
+            "skipped": self.skipped,
+        }
+
+
+def tasks_dir(config: dict[str, Any] | None = None) -> Path:
+    return Path(os.path.expanduser(settings(config).tasks_dir))
+
+
+def _session_project(conn: Conn, session_id: str) -> str | None:
+    row = (
+        raw(conn)
+        .execute("SELECT project FROM sessions WHERE session_id = ?", [session_id])
+        .fetchone()
+    )
+    return row[0] if row else None
+
+
+def reconcile(
+    conn: Conn,
+    *,
+    directory: Path | None = None,
+    list_ids: list[str] | None = None,
+    config: dict[str, Any] | None = None,
+) -> ReconcileReport:
+    """Bring our tasks up to date with the task files Claude Code keeps on disk.
+
+    Each file's status is applied as an event at the file's modification time, so a
+    file older than what a hook already told us changes nothing. A task seen only on
+    disk is registered when its list is a session we know (that gives its project).
+    """
+    root = directory or tasks_dir(config)
+    report = ReconcileReport()
+    if not root.is_dir():
+        return report
+    names = list_ids if list_ids is not None else sorted(p.name for p in root.iterdir())
+    for list_id in names:
+        folder = root / list_id
+        if not list_id or not folder.is_dir():
+            continue
+        report.lists += 1
+        for path in sorted(folder.glob("*.json")):
+            report.files += 1
+            try:
+                data = json.loads(path.read_text(encoding="utf-8"))
+                mtime = datetime.fromtimestamp(path.stat().st_mtime, UTC)
+            except (OSError, ValueError) as exc:
+                report.skipped.append(f"{path}: unreadable ({exc})")
+                continue
+            result = _reconcile_file(conn, list_id, data, stamp(mtime) or now_stamp(), config)
+            if isinstance(result, str):
+                report.skipped.append(f"{path}: {result}")
+            elif result.changed:
+                report.applied.append(result.to_dict())
+    return report
+
+
+def _reconcile_file(
+    conn: Conn, list_id: str, data: Any, at: str, config: dict[str, Any] | None
+) -> OutcomeResult | str:
+    if not isinstance(data, dict):
+        return "not a task object"
+    external = _str(data.get("id"))
+    status = _str(data.get("status"))
+    if not external or status not in STATUS_EVENTS:
+        return f"no id or unknown status {status!r}"
+    key = task_key(SOURCE, list_id, external)
+    known = find_task(conn, key)
+    project = known.project if known else _session_project(conn, list_id)
+    if known is None and project is None:
+        return "list is not a known session; its project is unknown"
+    event = {
+        "session_id": known.session_id if known else list_id,
+        "project": project,
+        "list_id": list_id,
+        "config": config,
+    }
+    return _apply(
+        conn,
+        event,
+        external,
+        status,
+        source="sync:disk",
+        subject=_str(data.get("subject")),
+        description=_str(data.get("description")),
+        at=at,
+    )

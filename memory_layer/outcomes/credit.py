@@ -1,0 +1,363 @@
+"""Which memories a closed task credits, by how much, and the exact undo.
+
+Candidates are memories *surfaced* (a usage row: injected, recalled, MCP search) in
+the task's sessions before it closed, or — for trackers without sessions, like
+Beads — anywhere in the task's project while it was open. Each candidate's weight
+comes from evidence that it was *acted on* during the task (evidence.py):
+
+- acted on (command run, fix applied in an edit, cited by the assistant): 1.0
+- surfaced, the session left events, none points at it: ``outcomes.shown_weight`` (0)
+- surfaced, the session left no tool or assistant events: ``outcomes.unobserved_weight``
+
+The memory's score moves by weight × delta (+0.2 success, −0.3 failure), clamped to
+−1..1. What was applied is stored per (task, memory), so an undo reverses exactly it.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+from memory_layer.errors import NotFound
+from memory_layer.models import Memory, iso, parse_time
+from memory_layer.outcomes.evidence import match_event, signature
+from memory_layer.outcomes.rules import FAILURE, SUCCESS, Settings
+from memory_layer.outcomes.store import Task, now_stamp, task_sessions
+from memory_layer.retrieval.scoring import clamp
+from memory_layer.storage.conn import Conn, raw
+from memory_layer.storage.records import get_memory, update_memory
+
+CREDIT_COLUMNS = (
+    "id",
+    "task_id",
+    "memory_id",
+    "outcome",
+    "weight",
+    "delta",
+    "applied",
+    "old_score",
+    "new_score",
+    "success_inc",
+    "failure_inc",
+    "use_inc",
+    "old_proven_at",
+    "new_proven_at",
+    "evidence",
+    "source",
+    "actor",
+    "at",
+    "reversed_at",
+    "reversed_by",
+    "reversal_reason",
+)
+MAX_EVIDENCE = 6
+
+
+@dataclass
+class Candidate:
+    memory_id: str
+    weight: float = 0.0
+    evidence: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _shift(stamp: str, seconds: float) -> str:
+    return iso(parse_time(stamp) + timedelta(seconds=seconds))
+
+
+def window(db: Conn, task: Task, rules: Settings, end: str) -> tuple[str, str]:
+    """(start, end) of the work on a task: evidence of use must fall inside it.
+
+    Claude tasks start with the turn that created them (the last prompt at or before
+    the task opened; else ``lead_seconds`` before). Other tasks start when work
+    started, else when opened but at most ``fallback_window_hours`` before the close.
+    """
+    if task.source == "claude":
+        row = None
+        if task.session_id:
+            row = (
+                raw(db)
+                .execute(
+                    "SELECT max(at) FROM session_events WHERE session_id = ? AND kind = 'prompt' "
+                    "AND at <= ?",
+                    [task.session_id, task.opened_at],
+                )
+                .fetchone()
+            )
+        start = row[0] if row and row[0] else _shift(task.opened_at, -rules.lead_seconds)
+        return start, end
+    if task.started_at:
+        return task.started_at, end
+    fallback = _shift(end, -rules.fallback_window_hours * 3600)
+    # A task first heard of at its close (opened_at == end) gets the fallback window.
+    start = max(task.opened_at, fallback) if task.opened_at < end else fallback
+    return start, end
+
+
+def _surfacings(db: Conn, task: Task, start: str, end: str, rules: Settings) -> list[tuple]:
+    """(memory_id, session_id, first surfaced at, kind) for the task's candidates."""
+    conn = raw(db)
+    sessions = task_sessions(db, task)
+    rows: list[tuple] = []
+    if sessions:
+        marks = ", ".join("?" for _ in sessions)
+        rows += conn.execute(
+            "SELECT memory_id, session_id, min(at), kind FROM usage WHERE session_id IN ("
+            + marks
+            + ") AND at <= ? GROUP BY memory_id, session_id ORDER BY min(at)",
+            [*sessions, end],
+        ).fetchall()
+    if task.source != "claude" and task.project:
+        # No session ties a Beads issue to the work: the project's surfacings while it
+        # was open are candidates; evidence of use decides how much each one gets.
+        rows += conn.execute(
+            "SELECT memory_id, session_id, min(at), kind FROM usage WHERE project = ? "
+            "AND at >= ? AND at <= ? GROUP BY memory_id, session_id ORDER BY min(at)",
+            [task.project, _shift(start, -rules.lead_seconds), end],
+        ).fetchall()
+    return list(dict.fromkeys(rows))
+
+
+def _session_events(db: Conn, session_id: str, start: str, end: str) -> list[dict[str, Any]]:
+    names = ("at", "kind", "tool", "command", "ok", "file_path", "text")
+    rows = raw(db).execute(
+        "SELECT at, kind, tool, command, ok, file_path, text FROM session_events "
+        "WHERE session_id = ? AND at >= ? AND at <= ? AND kind IN ('tool', 'assistant') "
+        "ORDER BY id",
+        [session_id, start, end],
+    )
+    return [dict(zip(names, r, strict=True)) for r in rows]
+
+
+def candidates(db: Conn, task: Task, rules: Settings, *, end: str) -> list[Candidate]:
+    start, end = window(db, task, rules, end)
+    found: dict[str, Candidate] = {}
+    events_cache: dict[str | None, list[dict[str, Any]]] = {}
+    for memory_id, session_id, surfaced_at, how in _surfacings(db, task, start, end, rules):
+        try:
+            memory = get_memory(db, memory_id)
+        except NotFound:
+            continue  # purged since it was shown
+        cand = found.setdefault(memory.id, Candidate(memory.id))
+        cand.evidence.append(
+            {"kind": "surfaced", "how": how, "at": surfaced_at, "session_id": session_id}
+        )
+        if session_id not in events_cache:
+            events_cache[session_id] = (
+                _session_events(db, session_id, start, end) if session_id else []
+            )
+        events = [e for e in events_cache[session_id] if e["at"] >= surfaced_at]
+        weight, proof = _judge(memory, events, rules, session_id)
+        cand.evidence.extend(proof)
+        cand.weight = max(cand.weight, weight)
+    for cand in found.values():
+        cand.evidence = cand.evidence[:MAX_EVIDENCE]
+    return list(found.values())
+
+
+def _judge(
+    memory: Memory, events: list[dict[str, Any]], rules: Settings, session_id: str | None
+) -> tuple[float, list[dict[str, Any]]]:
+    sig = signature(memory.id, memory.text)
+    proof: list[dict[str, Any]] = []
+    for event in events:
+        hit = match_event(sig, event)
+        if hit:
+            kind, why = hit
+            proof.append({"kind": kind, "at": event["at"], "session_id": session_id, "detail": why})
+            if len(proof) >= 3:
+                break
+    if proof:
+        return 1.0, proof
+    if events:
+        return rules.shown_weight, [
+            {"kind": "shown", "session_id": session_id, "detail": "surfaced, not acted on"}
+        ]
+    return rules.unobserved_weight, [
+        {"kind": "unobserved", "session_id": session_id, "detail": "no events to judge by"}
+    ]
+
+
+def _credit_row(row: tuple) -> dict[str, Any]:
+    data = dict(zip(CREDIT_COLUMNS, row, strict=True))
+    data["evidence"] = json.loads(data["evidence"] or "[]")
+    return data
+
+
+def credits_where(db: Conn, where: str, params: list[Any]) -> list[dict[str, Any]]:
+    """Credit rows for a WHERE clause written by the caller with ``?`` parameters only."""
+    rows = raw(db).execute(
+        "SELECT "
+        + ", ".join(CREDIT_COLUMNS)
+        + " FROM task_credits WHERE "
+        + where
+        + " ORDER BY id",
+        params,
+    )
+    return [_credit_row(r) for r in rows]
+
+
+def apply_credit(
+    db: Conn,
+    memory_id: str,
+    *,
+    task_id: str | None,
+    outcome: str,
+    weight: float,
+    evidence: list[dict[str, Any]],
+    rules: Settings,
+    source: str,
+    actor: str,
+    at: str,
+) -> dict[str, Any]:
+    """Move one memory's score by weight × delta and record exactly what changed."""
+    memory = get_memory(db, memory_id)
+    base = rules.success_delta if outcome == SUCCESS else rules.failure_delta
+    delta = round(base * weight, 6)
+    old_score = memory.outcome_score
+    credited = weight > 0
+    new_score = round(clamp(old_score + delta, -1.0, 1.0), 6) if credited else old_score
+    success_inc = int(credited and outcome == SUCCESS)
+    failure_inc = int(credited and outcome == FAILURE)
+    # Frequency should reward memories that helped; a failed use is already counted
+    # in failure_count, and counting it as a use would offset most of the penalty.
+    use_inc = success_inc
+    new_proven = memory.proven_at
+    if success_inc and (memory.proven_at is None or memory.proven_at < at):
+        new_proven = at  # recency runs from the last time it was proven useful
+    if credited:
+        label = f"task {task_id}" if task_id else f"feedback from {source}"
+        update_memory(
+            db,
+            memory.id,
+            {
+                "outcome_score": new_score,
+                "success_count": memory.success_count + success_inc,
+                "failure_count": memory.failure_count + failure_inc,
+                "use_count": memory.use_count + use_inc,
+                "proven_at": new_proven,
+            },
+            actor=actor,
+            action="outcome",
+            context={
+                "task": task_id,
+                "source": source,
+                "outcome": outcome,
+                "weight": weight,
+                "delta": delta,
+                "reason": f"{outcome} credited by {label}: {delta:+.2f} × weight {weight:g}",
+            },
+        )
+    values = {
+        "task_id": task_id,
+        "memory_id": memory.id,
+        "outcome": outcome,
+        "weight": weight,
+        "delta": delta,
+        "applied": round(new_score - old_score, 6),
+        "old_score": old_score,
+        "new_score": new_score,
+        "success_inc": success_inc,
+        "failure_inc": failure_inc,
+        "use_inc": use_inc,
+        "old_proven_at": memory.proven_at,
+        "new_proven_at": new_proven,
+        "evidence": json.dumps(evidence, ensure_ascii=False),
+        "source": source,
+        "actor": actor,
+        "at": at,
+    }
+    cursor = raw(db).execute(
+        "INSERT INTO task_credits("
+        + ", ".join(values)
+        + ") VALUES ("
+        + ", ".join("?" for _ in values)
+        + ")",
+        list(values.values()),
+    )
+    return credits_where(db, "id = ?", [cursor.lastrowid])[0]
+
+
+def reverse_credit(
+    db: Conn, credit: dict[str, Any], *, actor: str, reason: str, source: str
+) -> dict[str, Any]:
+    """Undo exactly what one credit applied: its score change, counts and proven_at.
+
+    Credits applied later stay in place, so undoing an old credit does not erase what
+    happened since; the score is clamped again afterwards.
+    """
+    at = now_stamp()
+    if credit["applied"] or credit["success_inc"] or credit["failure_inc"] or credit["use_inc"]:
+        try:
+            memory = get_memory(db, credit["memory_id"])
+        except NotFound:
+            memory = None
+        if memory is not None:
+            changes: dict[str, Any] = {
+                "outcome_score": round(clamp(memory.outcome_score - credit["applied"], -1, 1), 6),
+                "success_count": max(0, memory.success_count - credit["success_inc"]),
+                "failure_count": max(0, memory.failure_count - credit["failure_inc"]),
+                "use_count": max(0, memory.use_count - credit["use_inc"]),
+            }
+            if memory.proven_at == credit["new_proven_at"]:
+                changes["proven_at"] = credit["old_proven_at"]
+            update_memory(
+                db,
+                memory.id,
+                changes,
+                actor=actor,
+                action="outcome_undo",
+                context={
+                    "task": credit["task_id"],
+                    "source": source,
+                    "credit": credit["id"],
+                    "reason": f"{reason}: reversed {credit['applied']:+.2f}",
+                },
+            )
+    raw(db).execute(
+        "UPDATE task_credits SET reversed_at = ?, reversed_by = ?, reversal_reason = ? "
+        "WHERE id = ?",
+        [at, actor, reason, credit["id"]],
+    )
+    return credits_where(db, "id = ?", [credit["id"]])[0]
+
+
+def credit_task(
+    db: Conn, task: Task, outcome: str, *, rules: Settings, source: str, actor: str, at: str
+) -> list[dict[str, Any]]:
+    """Credit every candidate of a task that closed with ``outcome`` (once per memory)."""
+    live = {c["memory_id"] for c in live_credits(db, task.id)}
+    out = []
+    for cand in candidates(db, task, rules, end=at):
+        if cand.memory_id in live:
+            continue
+        out.append(
+            apply_credit(
+                db,
+                cand.memory_id,
+                task_id=task.id,
+                outcome=outcome,
+                weight=cand.weight,
+                evidence=cand.evidence,
+                rules=rules,
+                source=source,
+                actor=actor,
+                at=at,
+            )
+        )
+    return out
+
+
+def live_credits(db: Conn, task_id: str) -> list[dict[str, Any]]:
+    return credits_where(db, "task_id = ? AND reversed_at IS NULL", [task_id])
+
+
+def reverse_task(
+    db: Conn, task: Task, *, actor: str, reason: str, source: str
+) -> list[dict[str, Any]]:
+    # Newest first, so stacked clamps unwind in the order they were applied.
+    return [
+        reverse_credit(db, credit, actor=actor, reason=reason, source=source)
+        for credit in reversed(live_credits(db, task.id))
+    ]

@@ -1,0 +1,84 @@
+"""Helpers shared by the outcome tests: surfacings and session events as the hooks
+write them (tables from migration m010), without going through a hook."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from memory_layer.memories import remember
+from memory_layer.models import iso
+
+PROJECT = "github.com/acme/api"
+T0 = datetime(2026, 6, 1, 9, 0, tzinfo=UTC)
+
+
+def at(minutes: float) -> str:
+    return iso(T0 + timedelta(minutes=minutes))
+
+
+def add_memory(db: Any, cfg: dict[str, Any], text: str, **kwargs: Any) -> str:
+    kwargs.setdefault("project", PROJECT)
+    kwargs.setdefault("category", "troubleshooting")
+    return remember(db, text, config=cfg, dedupe=False, **kwargs).memory.id
+
+
+def surface(
+    db: Any,
+    memory_id: str,
+    session: str,
+    minute: float,
+    *,
+    kind: str = "injected",
+    project: str = PROJECT,
+) -> None:
+    db.execute(
+        "INSERT INTO usage(memory_id, session_id, project, kind, at, query, rank, score) "
+        "VALUES (?, ?, ?, ?, ?, 'q', 1, 0.5)",
+        [memory_id, session, project, kind, at(minute)],
+    )
+
+
+def event(
+    db: Any,
+    session: str,
+    minute: float,
+    kind: str = "tool",
+    *,
+    tool: str | None = None,
+    command: str | None = None,
+    file_path: str | None = None,
+    text: str | None = None,
+    ok: bool = True,
+    project: str = PROJECT,
+) -> None:
+    db.execute(
+        "INSERT INTO session_events(session_id, project, at, kind, tool, command, ok, "
+        "file_path, text) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [session, project, at(minute), kind, tool, command, int(ok), file_path, text],
+    )
+
+
+def session(db: Any, session_id: str, minute: float = 0, project: str = PROJECT) -> None:
+    db.execute(
+        "INSERT INTO sessions(session_id, project, cwd, started_at) VALUES (?, ?, ?, ?)",
+        [session_id, project, "/repo", at(minute)],
+    )
+
+
+def claude_event(name: str, session_id: str, minute: float, **fields: Any) -> dict[str, Any]:
+    base: dict[str, Any] = {
+        "hook_event_name": name,
+        "session_id": session_id,
+        "cwd": "/repo",
+        "project": PROJECT,
+        "tool_name": None,
+        "tool_input": None,
+        "tool_response": None,
+        "task_id": None,
+        "task_subject": None,
+        "task_description": None,
+        "at": at(minute),
+    }
+    base.update(fields)
+    return base
