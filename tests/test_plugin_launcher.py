@@ -13,6 +13,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -514,3 +515,104 @@ def test_an_unwritable_data_dir_is_reported_not_installed_into(
     assert result.returncode == 0
     assert b"cannot install itself" in result.stdout
     assert "cannot write to CLAUDE_PLUGIN_DATA" in hooks_log(env)
+
+
+# the real hook module behind the launcher -----------------------------------
+
+SESSION = {
+    "session_id": "plugin-e2e",
+    "transcript_path": "",
+    "permission_mode": "default",
+}
+REAL_EVENTS: list[tuple[str, dict[str, object]]] = [
+    ("SessionStart", {"source": "startup"}),
+    ("UserPromptSubmit", {"prompt": "how do I run the integration tests?"}),
+    ("TaskCreated", {"task_id": "1", "task_subject": "Run the integration tests"}),
+    (
+        "PostToolUseFailure",
+        {
+            "tool_name": "Bash",
+            "tool_input": {"command": "pytest tests/integration"},
+            "tool_use_id": "t1",
+            "error": "Exit code 1\nconnection refused",
+            "is_interrupt": False,
+        },
+    ),
+    (
+        "PostToolUse",
+        {
+            "tool_name": "Bash",
+            "tool_input": {"command": "docker compose up -d db && pytest tests/integration"},
+            "tool_use_id": "t2",
+            "tool_response": {"stdout": "5 passed", "stderr": "", "interrupted": False},
+        },
+    ),
+    ("TaskCompleted", {"task_id": "1", "task_subject": "Run the integration tests"}),
+    ("Stop", {"stop_hook_active": False, "last_assistant_message": "The tests pass now."}),
+    ("SubagentStop", {"stop_hook_active": False, "last_assistant_message": "Done."}),
+    ("PreCompact", {"trigger": "manual", "custom_instructions": ""}),
+    ("SessionEnd", {"reason": "other"}),
+]
+
+
+def test_every_event_runs_the_real_hook_module_without_failing(
+    out: Path, env: dict[str, str], tmp_path: Path, user_home: Path
+) -> None:
+    """hooks.json → hooks/run → `python -m memory_layer.hooks`, with the real package.
+
+    The launcher hides failures from Claude Code (fail-open), so this is where a
+    crashing hook would otherwise go unnoticed: the log must show no failure.
+    """
+    user_home.mkdir(parents=True, exist_ok=True)
+    # No warm engine: the test must not leave a server running.
+    (user_home / "config.yaml").write_text("engine:\n  enabled: false\n")
+    project = tmp_path / "project"
+    project.mkdir()
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    env = {
+        **env,
+        "MEMORY_LAYER_PYTHON": sys.executable,
+        "CLAUDE_PROJECT_DIR": str(project),
+        "HF_HUB_OFFLINE": "1",
+    }
+    remembered = subprocess.run(
+        [
+            str(REPO / "bin" / "memory-layer"),
+            "remember",
+            "Start the db with docker compose up -d db before the integration tests",
+            "--category",
+            "command",
+        ],
+        capture_output=True,
+        env=env,
+        cwd=project,
+    )
+    assert remembered.returncode == 0, remembered.stderr
+
+    outputs = {}
+    for event, fields in REAL_EVENTS:
+        payload = json.dumps(
+            {**SESSION, "hook_event_name": event, "cwd": str(project), **fields}
+        ).encode()
+        command = HOOK_COMMANDS[event].replace("${CLAUDE_PLUGIN_ROOT}", str(REPO))
+        result = subprocess.run(
+            ["/bin/sh", "-c", command],
+            input=payload,
+            capture_output=True,
+            env=env,
+            cwd=project,
+            timeout=120,
+        )
+        assert result.returncode == 0, event
+        outputs[event] = result.stdout.decode()
+
+    log = hooks_log(env)
+    assert "exited with status" not in log, log
+    assert "Traceback" not in log, log
+    # What /remember stored reaches the next session as context, in the JSON form.
+    start = json.loads(outputs["SessionStart"])
+    context = start["hookSpecificOutput"]["additionalContext"]
+    assert "docker compose up -d db" in context
+    for text in outputs.values():
+        if text.strip():
+            json.loads(text)  # anything a hook prints must be the JSON Claude Code parses

@@ -337,15 +337,21 @@ def test_documented_cli_calls_exist(path: Path) -> None:
     calls = cli_invocations(path.read_text(encoding="utf-8"))
     assert calls, f"{path} never says which memory-layer command to run"
     for argv in calls:
-        sub = argv[0]
-        assert sub in cli.commands, f"{path.name}: `memory-layer {sub}` is not a CLI command"
-        command = cli.commands[sub]
-        flags = {
+        command: click.Command = cli
+        name = "memory-layer"
+        words = list(argv)
+        # Descend through groups (`review accept`) to the command that gets the flags.
+        while isinstance(command, click.Group) and words and not words[0].startswith("-"):
+            sub = words.pop(0)
+            assert sub in command.commands, f"{path.name}: `{name} {sub}` is not a CLI command"
+            command = command.commands[sub]
+            name = f"{name} {sub}"
+        flags = {"--help", "-h"} | {
             opt
             for param in command.params
             if isinstance(param, click.Option)
             for opt in param.opts + param.secondary_opts
         }
-        for word in argv[1:]:
+        for word in words:
             if word.startswith("-"):
-                assert word in flags, f"{path.name}: `memory-layer {sub}` has no {word}"
+                assert word in flags, f"{path.name}: `{name}` has no {word}"
