@@ -65,18 +65,22 @@ def frequency_term(use_count: int, saturation_uses: int) -> float:
     return clamp(math.log1p(use_count) / math.log1p(max(1, saturation_uses)))
 
 
-def fuse(keyword: float | None, vector: float | None, vector_weight: float) -> float:
-    """Similarity from keyword evidence (BM25 relative to the best hit, 0..1) and vector
-    evidence (rescaled cosine, 0..1).
+def fuse(keyword: float | None, vector: float | None, keyword_weight: float = 1.0) -> float:
+    """Similarity from keyword evidence (0..1: BM25 relative to the best hit, times the
+    IDF-weighted share of query terms present, squared) and vector evidence (rescaled
+    cosine, 0..1), combined as a noisy-OR: 1 − (1 − k·keyword)(1 − vector).
 
-    A weighted sum, not rank fusion: rank fusion lets the keyword engine's first hit
-    win by position even when it is a weak match, and lost recall to BM25 alone on
-    LoCoMo. With a weighted sum a paraphrase with no shared words still scores on the
-    vector side, and an exact identifier still scores fully on the keyword side.
+    Either kind of evidence alone can carry a result: a paraphrase sharing no words
+    scores exactly as it would on vectors alone, and an exact identifier scores fully
+    on keywords. Rank fusion (RRF) was rejected: it lets the keyword engine's first hit
+    win by position even when it is weak, and lost recall to BM25 alone on LoCoMo. A
+    weighted sum was measured too and lost to vector-only on paraphrases (it halves the
+    similarity spread, so category boosts swamp it). See benchmarks/RESULTS.md.
     """
+    kw = clamp((keyword or 0.0) * keyword_weight)
     if vector is None:
-        return clamp(keyword or 0.0)
-    return clamp((1.0 - vector_weight) * (keyword or 0.0) + vector_weight * vector)
+        return kw
+    return clamp(1.0 - (1.0 - kw) * (1.0 - clamp(vector)))
 
 
 def blend(

@@ -6,6 +6,8 @@ MCP server all call ``recall``.
 
 from __future__ import annotations
 
+import math
+import re
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -18,7 +20,7 @@ from memory_layer.retrieval.intent import boosted_categories, detect_intents
 from memory_layer.retrieval.scoring import Scored, blend, clamp, fuse, rank
 from memory_layer.storage.conn import Conn, raw
 from memory_layer.storage.records import memories_by_rowid
-from memory_layer.storage.textindex import fts_query
+from memory_layer.storage.textindex import fts_query, query_terms
 
 # Cosine values of MiniLM for unrelated texts sit around 0.0–0.15 and for a good
 # paraphrase around 0.5–0.8; rescale so "unrelated" maps near 0 and "same meaning" near 1.
@@ -74,6 +76,69 @@ def _scope_sql(scope: Scope) -> tuple[str, list[Any]]:
         clauses.append("(m.scene IS NULL" + (f" OR m.scene IN ({marks})" if marks else "") + ")")
         args.extend(scope.scenes)
     return (" AND ".join(clauses) or "1"), args
+
+
+@dataclass(frozen=True)
+class Term:
+    pattern: re.Pattern[str]
+    idf: float
+
+
+# term -> (document count when measured, document frequency). IDF moves slowly, so a
+# warm process re-measures a term only after the collection grows or shrinks by 5%.
+_df_cache: dict[tuple[str, str], tuple[int, int]] = {}
+
+
+def _document_frequency(conn: sqlite3.Connection, path: str, term: str, total: int) -> int:
+    key = (path, term)
+    cached = _df_cache.get(key)
+    if cached is not None and abs(cached[0] - total) <= 0.05 * max(total, 1):
+        return cached[1]
+    match = fts_query(term)
+    df = 0
+    if match:
+        df = int(
+            conn.execute(
+                "SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?", [match]
+            ).fetchone()[0]
+        )
+    if len(_df_cache) > 50_000:
+        _df_cache.clear()
+    _df_cache[key] = (total, df)
+    return df
+
+
+def query_term_weights(db: Conn, query: str) -> list[Term]:
+    """Each query term with a pattern finding it in a memory's text and its IDF.
+
+    The pattern matches the term or a word sharing its stem-ish prefix (so "failing"
+    finds "fails"), approximating how the porter tokenizer lets BM25 match them.
+    """
+    conn = raw(db)
+    path = conn.execute("PRAGMA database_list").fetchone()[2]
+    total = int(conn.execute("SELECT max(rowid) FROM memories").fetchone()[0] or 0)
+    terms: list[Term] = []
+    for term in query_terms(query):
+        key = term.lower()
+        if key.isascii():
+            stem = key if len(key) <= 4 else key[: max(4, len(key) - 3)]
+            pattern = re.compile(r"(?<![a-z0-9])" + re.escape(stem))
+        else:
+            pattern = re.compile(re.escape(key))
+        df = _document_frequency(conn, path, term, total)
+        idf = math.log((total - df + 0.5) / (df + 0.5) + 1.0)
+        terms.append(Term(pattern, idf))
+    return terms
+
+
+def coverage(terms: list[Term], text: str) -> float:
+    """IDF-weighted share of the query's terms present in the text, 0..1: rare terms
+    (identifiers, error codes) count for more than common ones."""
+    total = sum(t.idf for t in terms)
+    if total <= 0:
+        return 0.0
+    lowered = text.lower()
+    return sum(t.idf for t in terms if t.pattern.search(lowered)) / total
 
 
 def keyword_candidates(db: Conn, query: str, scope: Scope, limit: int) -> dict[int, float]:
@@ -145,7 +210,8 @@ def recall(
     memories = memories_by_rowid(db, rowids)
     intents = detect_intents(query)
     boosts = boosted_categories(intents)
-    vector_weight = float(settings["vector_weight"])
+    keyword_weight = float(settings["keyword_weight"])
+    terms = query_term_weights(db, query) if keyword else []
     min_similarity = float(settings["min_similarity"])
     scored: list[Scored] = []
     for rowid in rowids:
@@ -158,15 +224,24 @@ def recall(
             continue
         if visible is not None and not visible(memory):
             continue
-        kw = keyword.get(rowid, 0.0) / best_bm25 if best_bm25 > 0 else 0.0
+        # BM25 relative to the best hit says which memory matches best; coverage says
+        # whether the match is strong at all. Without it, the top keyword hit of a
+        # paraphrase sharing one word would score 1.0 and drown the vector evidence.
+        kw = cov = 0.0
+        if rowid in keyword and best_bm25 > 0:
+            cov = coverage(terms, memory.text)
+            kw = (keyword[rowid] / best_bm25) * cov
         # Memories written while keyword-only have no vector yet: judge them on keywords.
         has_vector = rowid in cosines and memory.embedding_model == model_id
         vec = vector_similarity(cosines[rowid]) if has_vector else None
-        similarity = fuse(kw, vec, vector_weight) if embedder is not None else kw
+        # Next to vector evidence, partial keyword matches count quadratically less
+        # (measured: linear let one shared word outrank better paraphrase hits).
+        similarity = fuse(kw * cov if vec is not None else kw, vec, keyword_weight)
         if similarity < min_similarity:
             continue
         explain = {
             "keyword": round(kw, 6),
+            "coverage": round(cov, 6),
             "bm25": round(keyword.get(rowid, 0.0), 6),
             "vector": None if vec is None else round(vec, 6),
             "cosine": None if not has_vector else round(cosines[rowid], 6),

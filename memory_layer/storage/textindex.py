@@ -41,18 +41,31 @@ def fts_body(text: str) -> str:
     return _CJK_CHAR.sub(lambda m: f" {m.group(0)} ", text)
 
 
+def _cjk_bigrams(run: str) -> list[str]:
+    # Chinese has no spaces and most words are two characters: overlapping bigrams find
+    # a word inside any phrasing of the question ("部署前要做什么" finds "部署前必须...").
+    if len(run) <= 2:
+        return [run]
+    return [run[i : i + 2] for i in range(len(run) - 1)]
+
+
 def query_terms(query: str) -> list[str]:
-    """Distinct search terms of a query, in order: words (no stopwords) and CJK runs."""
+    """Distinct search terms of a query, in order: words (no stopwords) and CJK bigrams."""
     terms: list[str] = []
     seen: set[str] = set()
     for match in re.finditer(rf"[{_CJK}]+|[^\W_{_CJK}]+", query):
         term = match.group(0)
-        key = term.lower()
-        if _CJK_RUN.fullmatch(term) is None and (key in STOPWORDS or len(key) < 2):
+        if _CJK_RUN.fullmatch(term):
+            candidates = _cjk_bigrams(term)
+        elif term.lower() in STOPWORDS or len(term) < 2:
             continue
-        if key not in seen:
-            seen.add(key)
-            terms.append(term)
+        else:
+            candidates = [term]
+        for candidate in candidates:
+            key = candidate.lower()
+            if key not in seen:
+                seen.add(key)
+                terms.append(candidate)
     return terms
 
 
