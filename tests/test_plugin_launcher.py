@@ -616,3 +616,30 @@ def test_every_event_runs_the_real_hook_module_without_failing(
     for text in outputs.values():
         if text.strip():
             json.loads(text)  # anything a hook prints must be the JSON Claude Code parses
+
+
+def test_the_mcp_server_from_mcp_json_answers_through_the_shim(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    """.mcp.json → bin/memory-layer mcp: the shim must add nothing to the stdio protocol."""
+    import anyio
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    server = json.loads((REPO / ".mcp.json").read_text())["mcpServers"]["memory-layer"]
+    params = StdioServerParameters(
+        command=server["command"].replace("${CLAUDE_PLUGIN_ROOT}", str(REPO)),
+        args=server["args"],
+        env={**env, "MEMORY_LAYER_PYTHON": sys.executable, "HF_HUB_OFFLINE": "1"},
+        cwd=str(tmp_path),
+    )
+
+    async def list_tools() -> list[str]:
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                return [tool.name for tool in (await session.list_tools()).tools]
+
+    names = anyio.run(list_tools)
+
+    assert "search" in names
