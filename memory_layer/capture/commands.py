@@ -8,9 +8,11 @@ format or type-check command.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shlex
+from collections.abc import Sequence
 
 __all__ = ["command_key", "command_kind", "is_trivial", "normalise_command", "similar"]
 
@@ -60,8 +62,13 @@ def _tokens(command: str) -> list[str]:
         return command.split()
 
 
-def _program_tokens(command: str) -> list[str]:
-    """Tokens of the first pipeline stage with wrappers and env assignments removed."""
+@functools.lru_cache(maxsize=2048)
+def _program_tokens(command: str) -> tuple[str, ...]:
+    """Tokens of the first pipeline stage with wrappers and env assignments removed.
+
+    Cached: the same few commands are compared against each other many times
+    when a session's event log is scanned.
+    """
     first = re.split(r"\s(?:&&|\|\||\||;)\s", normalise_command(command), maxsplit=1)[0]
     toks = _tokens(first)
     while toks:
@@ -76,7 +83,7 @@ def _program_tokens(command: str) -> list[str]:
             break
     if toks:
         toks[0] = os.path.basename(toks[0])
-    return toks
+    return tuple(toks)
 
 
 # Options whose value is a separate token: ``pnpm --filter web build`` runs
@@ -100,7 +107,7 @@ _VALUE_OPTIONS = frozenset(
 )
 
 
-def _positional(args: list[str]) -> list[str]:
+def _positional(args: Sequence[str]) -> list[str]:
     out: list[str] = []
     skip = False
     for tok in args:
