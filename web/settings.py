@@ -54,7 +54,7 @@ def sections(config: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def engine_status() -> dict[str, Any]:
-    found = feature("memory_layer.engine", "status")
+    found = feature("memory_layer.engine.lifecycle", "status")
     if not found.ok:
         return {"available": False, "missing": found.missing}
     return {"available": True, "status": found.module.status()}  # type: ignore[union-attr]

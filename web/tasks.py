@@ -43,8 +43,11 @@ def index() -> str:
     )
 
 
-@bp.get("/tasks/<path:task_id>")
-def detail(task_id: str) -> str:
+# Task ids hold the tracker's scope (a project URL, a path), so they travel in the
+# query string or the form rather than in the URL path.
+@bp.get("/task")
+def detail() -> str:
+    task_id = request.args.get("id", "")
     found = _outcomes()
     if not found.ok:
         abort(503, description=f"Tasks are not available: {found.missing}")
@@ -52,8 +55,9 @@ def detail(task_id: str) -> str:
     return render_template("task.html", task=info)
 
 
-@bp.post("/tasks/<path:task_id>/outcome")
-def correct(task_id: str) -> Response:
+@bp.post("/task/outcome")
+def correct() -> Response:
+    task_id = request.form.get("task_id", "")
     found = _outcomes()
     if not found.ok:
         abort(503, description=f"Tasks are not available: {found.missing}")
@@ -64,4 +68,4 @@ def correct(task_id: str) -> Response:
         db(), task_id, wanted == "success", actor=ACTOR
     )
     flash(f"Outcome set to {wanted}; the earlier credits were undone and redone.")
-    return redirect(url_for("tasks.detail", task_id=task_id))
+    return redirect(url_for("tasks.detail", id=task_id))

@@ -166,6 +166,26 @@ def explain_for(conn: Any, memory: Memory, q: str) -> Scored | None:
     return found[0] if found else None
 
 
+def standing(memory: Memory, config: dict[str, Any]) -> dict[str, Any]:
+    """Whether agents receive the memory and why not, and its proven/sinking marks."""
+    out: dict[str, Any] = {"withheld": None, "flags": [], "marks": [], "missing": []}
+    trust = feature("memory_layer.trust", "withheld_reason", "flags")
+    if trust.ok:
+        out["withheld"] = trust.module.withheld_reason(memory, config)  # type: ignore[union-attr]
+        out["flags"] = trust.module.flags(memory, config)  # type: ignore[union-attr]
+    else:
+        out["missing"].append(trust.missing)
+    outcomes = feature("memory_layer.outcomes", "is_proven", "is_sinking")
+    if outcomes.ok:
+        if outcomes.module.is_proven(memory, config):  # type: ignore[union-attr]
+            out["marks"].append("proven")
+        if outcomes.module.is_sinking(memory, config):  # type: ignore[union-attr]
+            out["marks"].append("sinking")
+    else:
+        out["missing"].append(outcomes.missing)
+    return out
+
+
 @bp.get("/memories/<memory_id>")
 def detail(memory_id: str) -> str:
     conn = db()
@@ -184,4 +204,5 @@ def detail(memory_id: str) -> str:
         outcomes=outcomes.module.memory_outcomes(conn, memory.id) if outcomes.ok else None,  # type: ignore[union-attr]
         outcomes_missing=outcomes.missing,
         categories=CATEGORIES,
+        standing=standing(memory, load_config()),
     )
