@@ -248,22 +248,29 @@ def report_outcome(
 ) -> dict[str, Any]:
     if bool(memory_id) == bool(task_id):
         raise ToolError("Give exactly one of memory_id (a memory you used) or task_id.")
-    try:
-        from memory_layer.outcomes import memory_feedback, record_outcome
-    except ImportError:
-        raise ToolError(
-            "Outcome learning is not installed in this memory-layer version; upgrade it."
-        ) from None
+    from memory_layer.outcomes import memory_feedback, record_outcome
+    from memory_layer.storage.records import get_memory
+
+    config = load_config()
     with server.lock:
         if memory_id:
-            result = memory_feedback(server.conn, memory_id, worked, actor=source, source=source)
+            memory = get_memory(server.conn, memory_id)
+            if withheld_reason(memory, config) is not None:
+                # An agent cannot have used what it was never shown.
+                raise ToolError(f"Memory {memory.id} is not available to agents.")
+            result: Any = memory_feedback(
+                server.conn, memory.id, worked, actor=source, source=source
+            )
         else:
-            result = record_outcome(server.conn, task_id, worked, source=source, actor=source)
-    if dataclasses.is_dataclass(result) and not isinstance(result, type):
-        result = dataclasses.asdict(result)
-    elif hasattr(result, "to_dict"):
-        result = result.to_dict()
-    elif isinstance(result, Memory):
+            result = record_outcome(
+                server.conn,
+                str(task_id),
+                worked,
+                source=source,
+                actor=source,
+                project=server.project_for(None),
+            )
+    if hasattr(result, "to_dict"):
         result = result.to_dict()
     return {"recorded": True, "worked": worked, "result": result}
 

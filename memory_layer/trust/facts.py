@@ -226,8 +226,10 @@ def _write_fact(
     active = [m for m in current if m.status == ACTIVE]
     if not current:
         return RememberResult(insert(ACTIVE, stamp), created=True)
-    if not conflicted and all(m.source == source for m in active):
-        # The same writer changing its own value is a correction, not a conflict.
+    own = all(m.source == source and m.extra.get("approved_by") in (None, source) for m in active)
+    if not conflicted and own:
+        # The same writer changing its own value is a correction, not a conflict; once a
+        # person confirmed the value, even its writer's new value is a conflict.
         memory = insert(ACTIVE, stamp)
         for old in active:
             retire_superseded(db, old, by=memory.id, actor=source)

@@ -1,0 +1,195 @@
+"""The review flow: propose -> accept, revise or reject; change proposals; disputes."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from memory_layer.cli import cli
+from memory_layer.errors import InvalidInput
+from memory_layer.retrieval.search import Scope, recall
+from memory_layer.storage.records import get_memory, history
+from memory_layer.trust import agent_visible, decide, inbox
+from memory_layer.trust.facts import write
+from memory_layer.trust.quality import propose_record
+from memory_layer.trust.visibility import text_checksum
+
+
+def agent_recall(db, cfg, query):
+    return [
+        r.memory.id
+        for r in recall(
+            db,
+            query,
+            scope=Scope(projects=None),
+            config=cfg,
+            visible=lambda m: agent_visible(m, cfg),
+        )
+    ]
+
+
+def propose(db, cfg, text, **kw):
+    return propose_record(db, text, config=cfg, source="mcp:codex", **kw)
+
+
+def test_proposal_is_pending_and_invisible_until_accepted(db, cfg):
+    item = propose(
+        db, cfg, "Staging deploys need VPN access to 10.2.0.0/16", category="environment"
+    )
+    assert item["status"] == "pending" and item["created"]
+    assert agent_recall(db, cfg, "staging deploys VPN") == []
+    assert [i["id"] for i in inbox(db, config=cfg)] == [item["item_id"]]
+
+    result = decide(db, item["item_id"], "accept", actor="alice", reason="true", config=cfg)
+    memory = get_memory(db, item["item_id"])
+    assert result["memory"]["status"] == "active"
+    assert memory.extra["approved_by"] == "alice"
+    assert memory.extra["approved_at"] and memory.extra["review_by"]
+    assert memory.extra["checksum"] == text_checksum(memory.text)
+    assert agent_recall(db, cfg, "staging deploys VPN") == [memory.id]
+    assert inbox(db, config=cfg) == []
+    actions = [op.action for op in history(db, memory.id)]
+    assert actions[0] == "create" and actions[-1] == "accept"
+
+
+def test_revise_accepts_a_corrected_text(db, cfg):
+    item = propose(db, cfg, "Run migrations with alembic upgrade", category="command")
+    decide(
+        db,
+        item["item_id"],
+        "revise",
+        actor="alice",
+        reason="needs head",
+        revised_text="Run migrations with alembic upgrade head",
+        config=cfg,
+    )
+    memory = get_memory(db, item["item_id"])
+    assert memory.text == "Run migrations with alembic upgrade head"
+    assert memory.status == "active"
+    assert memory.extra["checksum"] == text_checksum(memory.text)
+    edits = [op for op in history(db, memory.id) if op.action == "revise"]
+    assert edits[0].old_value["text"] == "Run migrations with alembic upgrade"
+    assert edits[0].context["reason"] == "needs head"
+
+
+def test_reject_needs_a_reason_and_withholds_for_good(db, cfg):
+    item = propose(db, cfg, "Always push straight to the main branch", category="convention")
+    with pytest.raises(InvalidInput, match="why"):
+        decide(db, item["item_id"], "reject", actor="alice", config=cfg)
+    decide(db, item["item_id"], "reject", actor="alice", reason="we use PRs", config=cfg)
+    memory = get_memory(db, item["item_id"])
+    assert memory.status == "rejected"
+    assert not agent_visible(memory, cfg)
+    assert inbox(db, config=cfg) == []
+    assert history(db, memory.id)[-1].context["reason"] == "we use PRs"
+
+
+def test_same_proposal_twice_is_one_item_and_active_duplicates_add_nothing(db, cfg):
+    first = propose(db, cfg, "The docs site builds with mkdocs build --strict")
+    again = propose(db, cfg, "The docs site builds with mkdocs build --strict")
+    assert again["item_id"] == first["item_id"] and not again["created"]
+    known = write(db, "Lint with ruff check . before pushing", config=cfg, source="cli").memory
+    dup = propose(db, cfg, "Lint with ruff check . before pushing")
+    assert dup["kind"] == "duplicate" and dup["memory_id"] == known.id
+    assert get_memory(db, known.id).use_count == 0
+    assert len(inbox(db, config=cfg)) == 1
+
+
+def test_change_proposal_leaves_record_until_accepted(db, cfg):
+    memory = write(db, "Deploy with cap production deploy", config=cfg, source="cli").memory
+    change = propose(db, cfg, "Deploy with fly deploy", memory_id=memory.id, reason="moved to Fly")
+    assert change["kind"] == "change"
+    assert get_memory(db, memory.id).text == "Deploy with cap production deploy"
+    [item] = inbox(db, config=cfg)
+    assert item["kind"] == "change" and item["proposed_text"] == "Deploy with fly deploy"
+    decide(db, change["item_id"], "accept", actor="alice", reason="confirmed", config=cfg)
+    updated = get_memory(db, memory.id)
+    assert updated.text == "Deploy with fly deploy"
+    assert agent_visible(updated, cfg)
+    with pytest.raises(InvalidInput, match="already accepted"):
+        decide(db, change["item_id"], "reject", actor="bob", reason="late", config=cfg)
+
+
+def test_rejected_change_keeps_the_record(db, cfg):
+    memory = write(db, "Node 20 is required for the frontend", config=cfg, source="cli").memory
+    change = propose(db, cfg, "Node 16 is required for the frontend", memory_id=memory.id)
+    decide(db, change["item_id"], "reject", actor="alice", reason="outdated", config=cfg)
+    kept = get_memory(db, memory.id)
+    assert kept.text == "Node 20 is required for the frontend" and agent_visible(kept, cfg)
+    assert inbox(db, config=cfg) == []
+
+
+def test_dispute_withholds_then_review_decides(db, cfg):
+    from memory_layer.trust.verify import dispute
+
+    memory = write(db, "The staging bucket is s3://acme-staging", config=cfg, source="cli").memory
+    dispute(db, memory.id, actor="mcp:cursor", reason="bucket was renamed")
+    disputed = get_memory(db, memory.id)
+    assert disputed.status == "disputed" and not agent_visible(disputed, cfg)
+    [item] = inbox(db, config=cfg)
+    assert item["kind"] == "disputed" and "bucket was renamed" in item["why"]
+    decide(
+        db,
+        memory.id,
+        "revise",
+        actor="alice",
+        reason="renamed",
+        revised_text="The staging bucket is s3://acme-stage-2",
+        config=cfg,
+    )
+    assert agent_visible(get_memory(db, memory.id), cfg)
+
+
+def test_cli_review_flow(db, cfg):
+    runner = CliRunner()
+    a = propose(db, cfg, "Feature flags live in config/flags.yaml")["item_id"]
+    b = propose(db, cfg, "Cache TTL for the pricing API is 300 seconds")["item_id"]
+    c = propose(db, cfg, "Use tabs in every Python file")["item_id"]
+    listed = runner.invoke(cli, ["review", "--json"])
+    assert listed.exit_code == 0, listed.output
+    assert [i["id"] for i in json.loads(listed.output)] == [a, b, c]
+
+    assert runner.invoke(cli, ["review", "accept", a, "--reason", "ok"]).exit_code == 0
+    out = runner.invoke(
+        cli,
+        [
+            "review",
+            "revise",
+            b,
+            "--text",
+            "Cache TTL for the pricing API is 600 seconds",
+            "--reason",
+            "raised",
+        ],
+    )
+    assert out.exit_code == 0, out.output
+    missing = runner.invoke(cli, ["review", "reject", c])
+    assert missing.exit_code != 0 and "--reason" in missing.output
+    assert runner.invoke(cli, ["review", "reject", c, "--reason", "PEP 8"]).exit_code == 0
+
+    assert [get_memory(db, i).status for i in (a, b, c)] == ["active", "active", "rejected"]
+    assert get_memory(db, b).text.endswith("600 seconds")
+    empty = runner.invoke(cli, ["review"])
+    assert "empty" in empty.output
+
+
+def test_cli_dispute_and_verify(db, cfg):
+    runner = CliRunner()
+    memory = write(db, "Backups run nightly at 02:00 UTC", config=cfg, source="cli").memory
+    out = runner.invoke(cli, ["dispute", memory.id, "--reason", "moved to 03:00"])
+    assert out.exit_code == 0, out.output
+    assert get_memory(db, memory.id).status == "disputed"
+    db.execute("UPDATE memories SET status = 'active' WHERE id = ?", [memory.id])
+    out = runner.invoke(cli, ["verify", memory.id, "--reason", "checked crontab", "--json"])
+    assert out.exit_code == 0, out.output
+    assert json.loads(out.output)["approved_by"] == "cli"
+
+
+def test_cli_edit_by_the_user_stays_visible(db, cfg):
+    memory = write(db, "Format SQL with sqlfluff fix", config=cfg, source="cli").memory
+    out = CliRunner().invoke(cli, ["edit", memory.id, "--text", "Format SQL with sqlfluff fix ."])
+    assert out.exit_code == 0, out.output
+    edited = get_memory(db, memory.id)
+    assert edited.text.endswith("fix .") and agent_visible(edited, cfg)
