@@ -142,8 +142,14 @@ def transition(
     session_id: str | None = None,
     event_key: str | None = None,
     created: bool = False,
+    correction: bool = False,
 ) -> OutcomeResult:
-    """Apply one tracker event to a task inside the caller's transaction."""
+    """Apply one tracker event to a task inside the caller's transaction.
+
+    ``correction``: a verdict on a close that already happened (manual outcome, a
+    reviewer's label). It keeps the task's original close time, so the same window
+    of work is judged again, instead of closing the task anew at ``at``.
+    """
     rules = settings(config)
 
     def unchanged(note: str) -> OutcomeResult:
@@ -229,12 +235,19 @@ def transition(
         undone = reverse_task(
             db, task, actor=actor, reason=f"task {task.id} re-closed as {outcome}", source=source
         )
+    closed_at = task.closed_at if correction and task.closed_at else at
     task = update_task(
         db,
         task.id,
-        {"status": status, "outcome": outcome, "reason": reason, "closed_at": at, "state_at": at},
+        {
+            "status": status,
+            "outcome": outcome,
+            "reason": reason,
+            "closed_at": closed_at,
+            "state_at": at,
+        },
     )
-    credits = credit_task(db, task, outcome, rules=rules, source=source, actor=actor, at=at)
+    credits = credit_task(db, task, outcome, rules=rules, source=source, actor=actor, at=closed_at)
     log_event(
         db,
         task.id,
@@ -302,6 +315,7 @@ def record_outcome(
             config=config,
             outcome=outcome,
             reason=reason or f"marked {outcome} by {actor}",
+            correction=True,
         )
 
 
