@@ -98,6 +98,10 @@ def details(db: Conn, memory_id: str) -> dict[str, Any]:
     from memory_layer.outcomes.views import credit_notes
 
     info["notes"].extend(credit_notes(db, memory))
+    # Trust: whether agents receive it and why not, approval, open proposals.
+    from memory_layer.trust.views import trust_notes
+
+    info["notes"].extend(trust_notes(db, memory))
     return info
 
 
