@@ -130,3 +130,20 @@ def test_cli_remember_subject_key_and_review_choose(db, cfg):
     assert get_memory(db, chosen).status == "active"
     half = runner.invoke(cli, ["remember", "x", "--subject", "prod-server"])
     assert half.exit_code != 0 and "--key" in half.output
+
+
+def test_accepting_a_proposed_value_supersedes_the_others(db, cfg):
+    from memory_layer.trust.quality import propose_record
+
+    old = fact(db, cfg, "ubuntu 22.04", "cli").memory
+    hook = fact(db, cfg, "ubuntu 23.10", "hook:extract").memory
+    proposed = propose_record(
+        db, "ubuntu 24.04", config=cfg, source="mcp:codex", subject="prod-server", key="os"
+    )
+    assert proposed["status"] == "pending"
+    decide(db, proposed["item_id"], "accept", actor="alice", reason="upgraded", config=cfg)
+    assert get_memory(db, proposed["item_id"]).status == "active"
+    assert get_memory(db, old.id).status == "rejected"
+    assert get_memory(db, hook.id).status == "rejected"
+    assert inbox(db, config=cfg) == []
+    assert [r.memory.id for r in agent_view(db, cfg)] == [proposed["item_id"]]

@@ -193,3 +193,15 @@ def test_cli_edit_by_the_user_stays_visible(db, cfg):
     assert out.exit_code == 0, out.output
     edited = get_memory(db, memory.id)
     assert edited.text.endswith("fix .") and agent_visible(edited, cfg)
+
+
+def test_show_explains_why_a_record_is_withheld(db, cfg):
+    item = propose(db, cfg, "Rotate the API keys every 90 days", category="convention")
+    out = CliRunner().invoke(cli, ["show", item["item_id"], "--json"])
+    assert out.exit_code == 0, out.output
+    assert "withheld from agents: pending review" in json.loads(out.output)["notes"]
+    memory = write(db, "Release notes live in CHANGES.md", config=cfg, source="cli").memory
+    change = propose(db, cfg, "Release notes live in docs/changes.md", memory_id=memory.id)
+    notes = json.loads(CliRunner().invoke(cli, ["show", memory.id, "--json"]).output)["notes"]
+    assert "visible to agents" in notes
+    assert any(change["item_id"] in n for n in notes)

@@ -330,3 +330,45 @@ def resolve_conflict(
             context={"reason": reason} if reason else None,
         )
     return confirmed
+
+
+def settle_fact(db: Conn, memory: Memory, *, actor: str, reason: str | None) -> None:
+    """A person accepted ``memory`` as the value of its fact: every other value still
+    standing for that fact is retired (an active one) or rejected (a candidate), and
+    an open conflict is closed in its favour. History keeps them all."""
+    subject, key = memory.extra.get("subject"), memory.extra.get("fact_key")
+    if not subject or not key:
+        return
+    with transaction(db):
+        others = [
+            m
+            for m in fact_candidates(db, memory.project, subject, key, (ACTIVE, CONFLICT))
+            if m.id != memory.id
+        ]
+        for other in others:
+            if other.status == ACTIVE:
+                retire_superseded(db, other, by=memory.id, actor=actor)
+            else:
+                update_memory(
+                    db,
+                    other.id,
+                    {"status": REJECTED},
+                    actor=actor,
+                    action="reject",
+                    context={"reason": reason or f"{memory.id} was accepted instead"},
+                )
+        closed = raw(db).execute(
+            "UPDATE conflicts SET resolved_at = ?, resolved_by = ?, chosen_id = ?, reason = ? "
+            "WHERE coalesce(project, '') = coalesce(?, '') AND subject = ? COLLATE NOCASE "
+            "AND fact_key = ? AND resolved_at IS NULL",
+            [iso(utcnow()), actor, memory.id, reason, memory.project, subject, key],
+        )
+        if closed.rowcount:
+            record_op(
+                db,
+                actor=actor,
+                action="conflict_resolve",
+                memory_id=memory.id,
+                new={"chosen": memory.id, "subject": subject, "key": key},
+                context={"reason": reason} if reason else None,
+            )

@@ -27,7 +27,7 @@ from memory_layer.storage.records import (
     transaction,
     update_memory,
 )
-from memory_layer.trust.facts import conflict_members, resolve_conflict
+from memory_layer.trust.facts import conflict_members, resolve_conflict, settle_fact
 from memory_layer.trust.verify import verify
 from memory_layer.trust.visibility import (
     ACTIVE,
@@ -399,6 +399,7 @@ def decide(
                 action="accept" if decision == "accept" else "revise",
                 embedder=embedder,
             )
+            settle_fact(db, updated, actor=actor, reason=reason)
     return {"item_id": item_id, "kind": "record", "decision": decision, "memory": updated.to_dict()}
 
 
