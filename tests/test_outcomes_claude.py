@@ -383,3 +383,47 @@ def test_full_session_through_the_hooks_credits_exactly_the_used_memories(
     )
     assert get_memory(db, good).outcome_score == pytest.approx(0.2)
     assert get_memory(db, good).success_count == 1
+
+
+def test_sinking_memories_are_withheld_from_injection_but_findable(
+    tmp_path: Path, db: Any, cfg: dict[str, Any], user_home: Path
+) -> None:
+    from memory_layer.outcomes import memory_feedback, restore_sinking
+
+    user_home.mkdir(parents=True, exist_ok=True)
+    (user_home / "config.yaml").write_text(
+        "embedding:\n  enabled: false\nengine:\n  enabled: false\n"
+    )
+    repo = tmp_path / "r"
+    repo.mkdir()
+    project = str(repo.resolve())  # not a git repo: the directory is the project
+    good = add_memory(
+        db, cfg, "Flaky login test: wait for `networkidle` before asserting", project=project
+    )
+    bad = add_memory(db, cfg, "Flaky login test: add `sleep(5)` before asserting", project=project)
+    for _ in range(2):
+        memory_feedback(db, bad, False, actor="t", source="test")  # −0.6 ≤ −0.5
+    env = {**os.environ}
+    env.pop("CLAUDE_CODE_TASK_LIST_ID", None)
+    base = {"session_id": "sink-1", "cwd": str(repo), "transcript_path": ""}
+    out = _hook(
+        "SessionStart", {**base, "hook_event_name": "SessionStart", "source": "startup"}, env
+    )
+    assert "networkidle" in out and "sleep(5)" not in out
+    runner = CliRunner()
+    plain = runner.invoke(cli, ["recall", "flaky login test", "-p", project, "--json"])
+    assert [r["id"] for r in json.loads(plain.output)] == [good]
+    found = runner.invoke(
+        cli, ["recall", "flaky login test", "-p", project, "--include-sinking", "--json"]
+    )
+    rows = {r["id"]: r for r in json.loads(found.output)}
+    assert rows[bad]["sinking"] is True and rows[good]["sinking"] is False
+    text = runner.invoke(cli, ["recall", "flaky login test", "-p", project, "--include-sinking"])
+    assert "sinking: outcome -0.60" in text.output
+    restore_sinking(db, bad, actor="t")
+    out = _hook(
+        "SessionStart",
+        {**base, "session_id": "sink-2", "hook_event_name": "SessionStart", "source": "startup"},
+        env,
+    )
+    assert "sleep(5)" in out

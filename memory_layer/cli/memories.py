@@ -160,6 +160,11 @@ def _format_result(rank: int, item: Any, explain: bool) -> str:
 @click.option("--keyword-only", is_flag=True, help="Skip the embedding model.")
 @click.option("--scene", help="Only this scene plus memories without a scene.")
 @click.option("--explain", is_flag=True, help="Show every term, the boost and why.")
+@click.option(
+    "--include-sinking",
+    is_flag=True,
+    help="Also show memories at or below the outcome floor (withheld from injection).",
+)
 @json_option
 def recall(
     query: str,
@@ -171,6 +176,7 @@ def recall(
     keyword_only: bool,
     scene: str | None,
     explain: bool,
+    include_sinking: bool,
     as_json: bool,
 ) -> None:
     """Find the memories that best answer QUERY, best first.
@@ -184,7 +190,9 @@ def recall(
         memory-layer recall "how do we run migrations"
         memory-layer recall "ECONNREFUSED" --explain
         memory-layer recall "deploy" --all-projects --json
+        memory-layer recall "ECONNREFUSED" --include-sinking
     """
+    from memory_layer.outcomes import is_sinking
     from memory_layer.retrieval.search import Scope
     from memory_layer.retrieval.search import recall as do_recall
 
@@ -211,15 +219,22 @@ def recall(
         config=cfg,
         limit=limit or int(cfg["retrieval"]["default_limit"]),
         embedder=embedder_for(cfg, wanted=not keyword_only),
+        # Sinking memories (outcome at or below outcomes.floor) only on request.
+        visible=None if include_sinking else (lambda m: not is_sinking(m, cfg)),
     )
     if as_json:
-        echo_json([item.to_dict() for item in results])
+        echo_json([{**item.to_dict(), "sinking": is_sinking(item.memory, cfg)} for item in results])
         return
     if not results:
         click.echo("No matching memories.", err=True)
         return
     for position, item in enumerate(results, 1):
         click.echo(_format_result(position, item, explain))
+        if is_sinking(item.memory, cfg):
+            click.echo(
+                f"   sinking: outcome {item.memory.outcome_score:+.2f}, withheld from injection "
+                f"(`memory-layer outcome --memory {item.memory.id} --restore`)"
+            )
 
 
 @cli.command(name="list")
