@@ -50,7 +50,10 @@ class Query:
         except ValueError:
             raise InvalidInput("page must be a whole number.") from None
         q = (args.get("q") or "").strip()
+        # No sort chosen: best match first for a search (recall's order), else newest.
         sort = args.get("sort") or ("relevance" if q else "newest")
+        if sort == "relevance" and not q:
+            sort = "newest"
         if sort not in SORTS and sort != "relevance":
             raise InvalidInput(f"Unknown sort '{sort}'. Choose one of: {', '.join(SORTS)}.")
         filters = Filters(
@@ -147,7 +150,7 @@ def index() -> str:
         projects=sorted(info["by_project"]),
         statuses=statuses,
         sources=sorted(info["by_source"]),
-        sorts=(["relevance"] if query.q else []) + list(SORTS),
+        sorts=["relevance", *SORTS],
     )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import socket
 
 import click
 
@@ -13,6 +14,24 @@ TOKEN_ENV = "MEMORY_LAYER_WEB_TOKEN"
 
 def _next_port(port: int) -> int:
     return port + 1 if port < 65535 else 8081
+
+
+def _check_port(host: str, port: int) -> None:
+    """Bind once the way the server will (SO_REUSEADDR), to say clearly what is wrong."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                raise click.ClickException(
+                    f"Port {port} on {host} is already in use (another dashboard or program). "
+                    f"Start on another port, e.g. `memory-layer serve --port {_next_port(port)}`."
+                ) from None
+            raise click.ClickException(
+                f"Cannot listen on {host}:{port}: {exc.strerror or exc}."
+            ) from None
 
 
 @cli.command()
@@ -57,18 +76,12 @@ def serve(host: str, port: int, token: str | None, allow_hosts: tuple[str, ...])
             f"Refusing to bind {host}: it is reachable from other machines. Set an access "
             f"token with --token or ${TOKEN_ENV}, or bind 127.0.0.1 (the default)."
         )
+    _check_port(host, port)
     app = create_app(host=host, port=port, token=token, allow_hosts=allow_hosts)
     try:
         server = make_server(host, port, app, threaded=True)
-    except OSError as exc:
-        if exc.errno == errno.EADDRINUSE or "in use" in str(exc).lower():
-            raise click.ClickException(
-                f"Port {port} on {host} is already in use (another dashboard or program). "
-                f"Start on another port, e.g. `memory-layer serve --port {_next_port(port)}`."
-            ) from None
-        raise click.ClickException(
-            f"Cannot listen on {host}:{port}: {exc.strerror or exc}."
-        ) from None
+    except SystemExit:  # werkzeug prints its own reason and exits when binding fails
+        raise click.ClickException(f"Cannot listen on {host}:{port} (see above).") from None
     shown = "127.0.0.1" if host in {"0.0.0.0", "::"} else host_label(host)
     click.echo(f"memory-layer dashboard on http://{shown}:{port}/ (Ctrl+C stops it)")
     if token:
