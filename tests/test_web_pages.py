@@ -151,7 +151,8 @@ def test_pagination(client, db, cfg):
 def test_search_ranks_exactly_like_recall(client, seeded, db, cfg):
     runner = CliRunner()
     cli_out = runner.invoke(
-        cli, ["recall", "database tests", "--all-projects", "--json", "-n", "25"]
+        cli,
+        ["recall", "database tests", "--all-projects", "--include-sinking", "--json", "-n", "25"],
     )
     assert cli_out.exit_code == 0, cli_out.output
     expected = [item["id"] for item in json.loads(cli_out.output)]
