@@ -557,3 +557,48 @@ def test_feature_reports_missing_functions():
 
 def test_unknown_page_is_a_404_page(client):
     assert "Error 404" in page(client, "/no/such/page", 404)
+
+
+def test_review_conflict_pick_a_value(client, db, cfg):
+    from memory_layer.trust.facts import write
+
+    first = write(
+        db,
+        "The staging db port is 5432",
+        config=cfg,
+        source="cli",
+        subject="staging db",
+        key="port",
+    ).memory
+    second = write(
+        db,
+        "The staging db port is 6543",
+        config=cfg,
+        source="user",
+        subject="staging db",
+        key="port",
+    ).memory
+    html = page(client, "/review")
+    conflict = re.search(r'<article class="inbox-item kind-conflict" id="item-([^"]+)"', html)
+    assert conflict, html
+    assert 'name="choose" value="' + first.id + '"' in html and second.id in html
+    post(
+        client,
+        f"/review/{conflict.group(1)}",
+        {"decision": "accept", "choose": second.id, "reason": "checked"},
+    )
+    assert get_memory(db, second.id).status == "active"
+    assert get_memory(db, first.id).status != "active"
+    assert "kind-conflict" not in page(client, "/review")
+
+
+def test_sinking_memories_are_marked_and_still_searchable(client, seeded, db):
+    from memory_layer.storage.records import update_memory
+
+    sinking = seeded["troubleshooting"]
+    update_memory(db, sinking, {"outcome_score": -0.9, "failure_count": 3}, actor="test")
+    row = re.search(rf'data-id="{sinking}">.*?</tr>', page(client, "/memories"), re.S).group(0)
+    assert "mark-sinking" in row
+    assert sinking in listed_ids(page(client, "/memories?q=ECONNREFUSED"))
+    detail = page(client, f"/memories/{sinking}")
+    assert 'class="badge mark-sinking"' in detail

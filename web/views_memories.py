@@ -139,6 +139,8 @@ def index() -> str:
         rows = [(memory, None) for memory in memories[:PER_PAGE]]
         total = count_memories(conn, query.filters)
     args = {k: v for k, v in request.args.items() if v and k != "page"}
+    config = load_config()
+    marks = {memory.id: standing(memory, config)["marks"] for memory, _ in rows}
     return render_template(
         "memories.html",
         query=query,
@@ -151,6 +153,7 @@ def index() -> str:
         statuses=statuses,
         sources=sorted(info["by_source"]),
         sorts=["relevance", *SORTS],
+        marks=marks,
     )
 
 
