@@ -643,3 +643,18 @@ def test_the_mcp_server_from_mcp_json_answers_through_the_shim(
     names = anyio.run(list_tools)
 
     assert "search" in names
+
+
+def test_a_closed_stdin_still_runs_the_hook_and_exits_0(
+    plugin: Path, out: Path, env: dict[str, str]
+) -> None:
+    python = write_script(out.parent / "bin" / "python", RECORDER.format(out=out))
+    result = subprocess.run(
+        ["/bin/sh", "-c", '"$0" Stop <&-', str(plugin / "hooks" / "run")],
+        capture_output=True,
+        env={**env, "MEMORY_LAYER_PYTHON": str(python)},
+    )
+
+    assert result.returncode == 0
+    assert (out / "argv").read_text().split() == ["-m", "memory_layer.hooks", "Stop"]
+    assert (out / "stdin").read_bytes() == b""
