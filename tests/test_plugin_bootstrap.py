@@ -244,3 +244,16 @@ def test_without_a_data_dir_it_says_what_is_missing(plugin: Path, env: dict[str,
 
     assert result.returncode == 1
     assert "CLAUDE_PLUGIN_DATA is not set" in result.stderr
+
+
+def test_leftovers_of_a_killed_install_are_removed(
+    plugin: Path, env: dict[str, str], data: Path
+) -> None:
+    for name in ("venv.new.4242", "src.4242", "venv.old"):
+        (data / name / "bin").mkdir(parents=True)
+
+    result = bootstrap(plugin, env)
+
+    assert result.returncode == 0, result.stdout
+    assert leftovers(data) == []
+    assert not (data / "venv.old").exists()
