@@ -112,6 +112,10 @@ def test_overdue_withhold_or_flag(db, cfg):
     flagging["trust"]["overdue"] = "flag"
     assert agent_visible(overdue, flagging)
     assert any("overdue" in f for f in flags(overdue, flagging))
+    from memory_layer.trust import inbox
+
+    [item] = inbox(db, config=cfg)
+    assert (item["id"], item["kind"]) == (memory.id, "overdue")
     # Re-verifying sets a new review-by date from the category's default.
     renewed = verify(db, memory.id, actor="alice", config=cfg)
     assert agent_visible(renewed, cfg)
