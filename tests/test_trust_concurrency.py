@@ -23,8 +23,10 @@ WORKER = textwrap.dedent(
     from memory_layer.config import load_config
     from memory_layer.storage.db import open_db
     from memory_layer.trust.facts import write
+    from memory_layer.trust.quality import propose_record
 
     worker, go, notes, repeats = int(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+    target = sys.argv[5]
     cfg = load_config()
     db = open_db()
     while not go.exists():  # start together so the writes really overlap
@@ -37,6 +39,10 @@ WORKER = textwrap.dedent(
     for _ in range(repeats):
         # Same fact, same value from every worker: one record.
         write(db, "arm64", config=cfg, source=source, subject="build-box", key="arch")
+    # Agents proposing the same record and the same change: one inbox item each.
+    propose_record(db, "Cache pip wheels between CI runs", config=cfg, source=f"mcp:w{worker}")
+    propose_record(db, "Deploy with fly deploy --strategy canary", config=cfg,
+                   source=f"mcp:w{worker}", memory_id=target)
     # Same fact, a different value per worker: one conflict with one candidate each.
     write(db, f"ubuntu 2{worker}.04", config=cfg, source=source, subject="prod", key="os")
     """
@@ -46,14 +52,21 @@ WORKER = textwrap.dedent(
 def test_parallel_writers_are_counted_exactly(user_home: Path, tmp_path: Path):
     user_home.mkdir(parents=True, exist_ok=True)
     (user_home / "config.yaml").write_text("embedding:\n  enabled: false\n")
-    open_db().close()  # migrate once up front
+    from memory_layer.config import load_config
+    from memory_layer.trust.facts import write
+
+    seed = open_db()  # migrate once up front
+    target = write(
+        seed, "Deploy with fly deploy --strategy rolling", config=load_config(), source="cli"
+    ).memory.id
+    seed.close()
     script = tmp_path / "worker.py"
     script.write_text(WORKER)
     go = tmp_path / "go"
     env = {**os.environ, "MEMORY_LAYER_HOME": str(user_home)}
     procs = [
         subprocess.Popen(
-            [sys.executable, str(script), str(n), str(go), str(NOTES), str(REPEATS)],
+            [sys.executable, str(script), str(n), str(go), str(NOTES), str(REPEATS), target],
             env=env,
             stderr=subprocess.PIPE,
             text=True,
@@ -91,10 +104,12 @@ def test_parallel_writers_are_counted_exactly(user_home: Path, tmp_path: Path):
     values = [c["text"] for c in item["candidates"]]
     assert sorted(values) == [f"ubuntu 2{n}.04" for n in range(WORKERS)]
     # Stable order: candidates come back in write order, the same on every read.
-    assert [c["memory_id"] for c in inbox(db)[0]["candidates"]] == [
-        c["memory_id"] for c in item["candidates"]
-    ]
+    assert [
+        c["memory_id"] for c in next(i for i in inbox(db) if i["kind"] == "conflict")["candidates"]
+    ] == [c["memory_id"] for c in item["candidates"]]
+    assert count("SELECT count(*) FROM memories WHERE text LIKE 'Cache pip wheels%'") == 1
+    assert count("SELECT count(*) FROM proposals WHERE memory_id = ?", target) == 1
     # Every write left exactly one 'create' in the operations log.
     assert count("SELECT count(*) FROM operations WHERE action = 'create'") == (
-        WORKERS * NOTES + 1 + 1 + WORKERS
+        1 + WORKERS * NOTES + 1 + 1 + 1 + WORKERS
     )
