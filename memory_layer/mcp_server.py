@@ -38,8 +38,6 @@ memory-layer: the shared, reviewed memory of this machine's coding agents.
   record you found to be wrong.
 Records marked CONFLICT are unconfirmed candidate values; say so if you rely on one."""
 
-NO_TOOLS_FOR = ("approve", "accept", "delete", "retire", "purge", "forget", "verify")
-
 
 class Server:
     """The store behind the MCP tools: one connection, guarded by a lock because the
@@ -54,7 +52,7 @@ class Server:
         self.project = project
         self.scene = clean_scene(scene)
         self.client = client
-        self.session_id = "mcp-" + secrets.token_hex(6)
+        self.session_id = secrets.token_hex(6)
 
     def source(self, ctx: Context | None) -> str:
         name = self.client
@@ -140,7 +138,16 @@ def search(
             "INSERT INTO usage(memory_id, session_id, project, kind, at, query, rank, score) "
             "VALUES (?, ?, ?, 'mcp_search', ?, ?, ?, ?)",
             [
-                (item.memory.id, server.session_id, project, now, query, rank, item.score)
+                # One MCP connection is one session; its id names the client.
+                (
+                    item.memory.id,
+                    f"{source}#{server.session_id}",
+                    project,
+                    now,
+                    query,
+                    rank,
+                    item.score,
+                )
                 for rank, item in enumerate(results, 1)
             ],
         )
