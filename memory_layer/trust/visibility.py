@@ -79,7 +79,8 @@ def withheld_reason(
         return f"status is {status}"
     if edited_since_verification(memory):
         return "edited since verification (run `memory-layer verify ID` or review it)"
-    if _trust(config).get("overdue", "withhold") == "withhold" and overdue(memory, now):
+    # Anything but an explicit "flag" withholds: a typo in the setting fails safe.
+    if _trust(config).get("overdue", "withhold") != "flag" and overdue(memory, now):
         return f"overdue for review since {memory.extra.get('review_by')}"
     return None
 
