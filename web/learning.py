@@ -16,7 +16,7 @@ def learning(conn: sqlite3.Connection, config: dict[str, Any]) -> dict[str, Any]
     found = feature("memory_layer.outcomes", "learning_series")
     if not found.ok:
         return {"available": False, "missing": found.missing}
-    series = found.module.learning_series(conn, days=DAYS, config=config)  # type: ignore[union-attr]
+    series = found.module.learning_series(conn, days=DAYS, config=config)
     days = [row["day"][5:] for row in series]  # MM-DD keeps the axis short
     outcomes = charts.lines(
         days,

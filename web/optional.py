@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass
-from types import ModuleType
+from typing import Any
 
 
 @dataclass(frozen=True)
 class Feature:
-    module: ModuleType | None
+    # The module (Any: its functions are checked by name at run time), or None.
+    module: Any
     missing: str | None  # why the feature is unavailable, or None
 
     @property

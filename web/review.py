@@ -24,7 +24,7 @@ def _trust() -> Feature:
 @bp.get("/review")
 def index() -> str:
     found = _trust()
-    items = found.module.inbox(db()) if found.ok else []  # type: ignore[union-attr]
+    items = found.module.inbox(db()) if found.ok else []
     return render_template("review.html", items=items, missing=found.missing)
 
 
@@ -36,7 +36,7 @@ def decide(item_id: str) -> Response:
     form = request.form
     decision = form.get("decision", "")
     config = load_config()
-    result = found.module.decide(  # type: ignore[union-attr]
+    result = found.module.decide(
         db(),
         item_id,
         decision,

@@ -57,7 +57,7 @@ def engine_status() -> dict[str, Any]:
     found = feature("memory_layer.engine.lifecycle", "status")
     if not found.ok:
         return {"available": False, "missing": found.missing}
-    return {"available": True, "status": found.module.status()}  # type: ignore[union-attr]
+    return {"available": True, "status": found.module.status()}
 
 
 def _page(error: str | None = None, status: int = 200) -> tuple[str, int]:

@@ -31,9 +31,7 @@ def index() -> str:
         raise InvalidInput("page must be a whole number.") from None
     tasks = []
     if found.ok:
-        tasks = found.module.list_tasks(  # type: ignore[union-attr]
-            db(), limit=PER_PAGE + 1, offset=(page - 1) * PER_PAGE
-        )
+        tasks = found.module.list_tasks(db(), limit=PER_PAGE + 1, offset=(page - 1) * PER_PAGE)
     return render_template(
         "tasks.html",
         tasks=tasks[:PER_PAGE],
@@ -51,7 +49,7 @@ def detail() -> str:
     found = _outcomes()
     if not found.ok:
         abort(503, description=f"Tasks are not available: {found.missing}")
-    info = found.module.task_detail(db(), task_id)  # type: ignore[union-attr]
+    info = found.module.task_detail(db(), task_id)
     return render_template("task.html", task=info)
 
 
@@ -64,8 +62,6 @@ def correct() -> Response:
     wanted = request.form.get("outcome", "")
     if wanted not in {"success", "failure"}:
         raise InvalidInput("Choose the outcome: success or failure.")
-    found.module.correct_outcome(  # type: ignore[union-attr]
-        db(), task_id, wanted == "success", actor=ACTOR
-    )
+    found.module.correct_outcome(db(), task_id, wanted == "success", actor=ACTOR)
     flash(f"Outcome set to {wanted}; the earlier credits were undone and redone.")
     return redirect(url_for("tasks.detail", id=task_id))

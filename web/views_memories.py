@@ -177,15 +177,15 @@ def standing(memory: Memory, config: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {"withheld": None, "flags": [], "marks": [], "missing": []}
     trust = feature("memory_layer.trust", "withheld_reason", "flags")
     if trust.ok:
-        out["withheld"] = trust.module.withheld_reason(memory, config)  # type: ignore[union-attr]
-        out["flags"] = trust.module.flags(memory, config)  # type: ignore[union-attr]
+        out["withheld"] = trust.module.withheld_reason(memory, config)
+        out["flags"] = trust.module.flags(memory, config)
     else:
         out["missing"].append(trust.missing)
     outcomes = feature("memory_layer.outcomes", "is_proven", "is_sinking")
     if outcomes.ok:
-        if outcomes.module.is_proven(memory, config):  # type: ignore[union-attr]
+        if outcomes.module.is_proven(memory, config):
             out["marks"].append("proven")
-        if outcomes.module.is_sinking(memory, config):  # type: ignore[union-attr]
+        if outcomes.module.is_sinking(memory, config):
             out["marks"].append("sinking")
     else:
         out["missing"].append(outcomes.missing)
@@ -207,7 +207,7 @@ def detail(memory_id: str) -> str:
         scored=explain_for(conn, memory, q) if q else None,
         weights=load_config()["weights"],
         usage=data.usage_history(conn, memory.id),
-        outcomes=outcomes.module.memory_outcomes(conn, memory.id) if outcomes.ok else None,  # type: ignore[union-attr]
+        outcomes=outcomes.module.memory_outcomes(conn, memory.id) if outcomes.ok else None,
         outcomes_missing=outcomes.missing,
         categories=CATEGORIES,
         standing=standing(memory, load_config()),
