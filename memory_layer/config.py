@@ -62,8 +62,8 @@ DEFAULTS: dict[str, Any] = {
         # Per-prompt injection (UserPromptSubmit): at most this many memories, each above
         # the relevance floor. The floor was measured on realistic prompts (docs/hooks.md).
         "inject_limit": 5,
-        "min_cosine": 0.42,  # with embeddings: the memory's cosine to the prompt
-        "min_keyword": 0.5,  # keyword-only: BM25 relative to the best hit x term coverage
+        "min_cosine": 0.4,  # with embeddings: the memory's cosine to the prompt
+        "min_keyword": 0.25,  # keyword-only: BM25 relative to the best hit x term coverage
         "min_terms": 2,  # keyword-only: distinct prompt words found in the memory
         "min_score": 0.3,  # and the blended score
         "max_prompt_chars": 2000,  # the prompt's head is the query; the rest adds noise

@@ -96,13 +96,8 @@ def spawn(*, force: bool = False) -> bool:
     if running_pid() is not None:
         return False
     stamp = _stamp_path()
-    try:
-        if not force and time.time() - os.stat(stamp).st_mtime < SPAWN_COOLDOWN_S:
-            return False
-    except FileNotFoundError:
-        pass
-    with open(stamp, "w", encoding="utf-8") as f:
-        f.write(str(os.getpid()))
+    if not force and _recently_spawned(stamp):
+        return False
     log = log_path()
     try:
         if os.path.getsize(log) > 1024 * 1024:
@@ -113,7 +108,7 @@ def spawn(*, force: bool = False) -> bool:
     env["PYTHONSAFEPATH"] = "1"  # never import a memory_layer/ from the cwd
     env["MEMORY_LAYER_HOME"] = str(user_dir())
     with open(log, "ab") as out:
-        subprocess.Popen(
+        child = subprocess.Popen(
             [sys.executable, "-m", "memory_layer.engine"],
             stdin=subprocess.DEVNULL,
             stdout=out,
@@ -123,7 +118,22 @@ def spawn(*, force: bool = False) -> bool:
             cwd=str(user_dir()),
             env=env,
         )
+    with open(stamp, "w", encoding="utf-8") as f:
+        f.write(str(child.pid))
     return True
+
+
+def _recently_spawned(stamp: str) -> bool:
+    """An engine started moments ago that is still alive is starting up (it takes the
+    lock within ~0.1 s); one that died since is not waited for."""
+    try:
+        if time.time() - os.stat(stamp).st_mtime >= SPAWN_COOLDOWN_S:
+            return False
+        with open(stamp, encoding="ascii") as f:
+            pid = int(f.read().strip() or 0)
+    except (OSError, ValueError):
+        return False
+    return pid > 0 and _alive(pid)
 
 
 def wait_until_ready(timeout: float) -> bool:
@@ -147,18 +157,30 @@ def status() -> dict[str, Any]:
 
 
 def _alive(pid: int) -> bool:
+    """True while ``pid`` runs; a zombie (exited, not yet reaped) counts as gone."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
-    return True
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
+            return f.read().rsplit(")", 1)[-1].split()[0] != "Z"
+    except OSError:
+        return True  # no /proc (macOS): kill(0) said it exists
 
 
 def stop(timeout: float = 5.0) -> bool:
     """Ask the engine to exit; SIGTERM, then SIGKILL, if it does not. True if one ran."""
     pid = running_pid()
+    if pid is None and _recently_spawned(_stamp_path()):
+        # Started moments ago and not yet holding the lock: let it take it, then stop it.
+        for _ in range(60):
+            time.sleep(0.05)
+            pid = running_pid()
+            if pid is not None or not _recently_spawned(_stamp_path()):
+                break
     if pid is None:
         return False
     request({"op": "stop"}, 1.0)
@@ -173,9 +195,12 @@ def stop(timeout: float = 5.0) -> bool:
             os.kill(pid, signal.SIGTERM)
             sent_term = True
         time.sleep(0.05)
-    # The kernel released the lock; let running_pid tidy the socket and info file.
-    for _ in range(100):
-        if running_pid() is None:
+    # The lock is released just before the process ends; wait for the end itself, so
+    # "stopped" means no engine process is left.
+    while pid > 0 and _alive(pid):
+        if time.monotonic() > end + timeout:
+            os.kill(pid, signal.SIGKILL)
             break
         time.sleep(0.05)
+    running_pid()  # tidies a socket or info file a killed engine left
     return True

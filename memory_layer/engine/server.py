@@ -153,7 +153,7 @@ class Engine:
                 return {"ok": False, "late": True}
             reply.commit()
         if event.name == "SessionStart":
-            self.jobs.put(("pending", None))
+            self.jobs.put(("deferred", event))
         return {"ok": True, "output": reply.output}
 
     def serve_connection(self, conn: socket.socket) -> None:
@@ -192,7 +192,7 @@ class Engine:
 
     def work(self) -> None:
         from memory_layer.hooks.capture import process_pending
-        from memory_layer.hooks.handlers import handle
+        from memory_layer.hooks.handlers import deferred, handle
         from memory_layer.models import utcnow
 
         while not self.stopping.is_set():
@@ -214,6 +214,8 @@ class Engine:
                     self.needs_backfill = self.embedder is not None
                 elif kind == "pending":
                     process_pending(self.worker_conn, config, embedder=self.embedder, now=utcnow())
+                elif kind == "deferred":
+                    deferred(event, self.worker_conn, config, embedder=self.embedder)
             except Exception as exc:  # one bad event must not stop the worker
                 say(f"job {kind} failed: {type(exc).__name__}: {exc}")
             finally:
@@ -270,6 +272,7 @@ def serve() -> int:
         began = time.monotonic()
         embedder = get_embedder(config)
         engine = Engine(config, embedder)
+        engine.jobs.put(("pending", None))  # sessions that ended while no engine ran
         if embedder is not None:
             # Load the vector matrix now, not on the first prompt.
             from memory_layer.retrieval.vectors import vector_index

@@ -18,7 +18,7 @@ from typing import Any
 
 from memory_layer.capture.candidate import Candidate
 from memory_layer.hooks import store
-from memory_layer.hooks.events import ToolUsed
+from memory_layer.hooks.events import SessionEnded, ToolUsed
 from memory_layer.hooks.inject import _optional
 from memory_layer.hooks.log import log
 from memory_layer.models import iso
@@ -106,7 +106,7 @@ def on_tool(
     now: datetime,
 ) -> list[str]:
     """PostToolUse / PostToolUseFailure: log the call, then store new signals."""
-    from memory_layer.capture.signals import ToolEvent, signal_candidates
+    from memory_layer.capture.signals import ToolEvent, command_candidates, signal_candidates
 
     fields = _tool_fields(event)
     at = iso(now)
@@ -124,16 +124,19 @@ def on_tool(
     )
     stored: list[str] = []
     if event.tool_name in TASK_TOOLS:
-        task_hook(conn, event, project)
+        task_hook(conn, event, project, config)
     if not config["hooks"]["capture"] or event.tool_name not in SHELL_TOOLS | EDIT_TOOLS:
         return stored
     # The stored rows, not the raw payload: exactly what later calls will see.
     rows = store.recent_tool_events(conn, event.session_id, before_id=event_id + 1)
     window = [ToolEvent.from_dict(row) for row in rows]
-    earlier = window[:-1]
     cwd = event.directory
-    before = {c.text for c in signal_candidates(earlier, cwd)}
-    new = [c for c in signal_candidates(window, cwd) if c.text not in before]
+    # Only stories closed by this event; a command already proposed earlier in the
+    # window is not proposed again (every green test run would reinforce it).
+    seen = {c.text for c in command_candidates(window[:-1])}
+    new = [
+        c for c in signal_candidates(window, cwd, new_from=len(window) - 1) if c.text not in seen
+    ]
     if new:
         stored = store_candidates(
             conn,
@@ -147,9 +150,9 @@ def on_tool(
     return stored
 
 
-def task_payload(event: Any, project: str) -> dict[str, Any]:
+def task_payload(event: Any, project: str, config: dict[str, Any]) -> dict[str, Any]:
     """The plain dict outcome learning takes (see memory_layer.outcomes.claude)."""
-    return {
+    payload = {
         "hook_event_name": event.name,
         "session_id": event.session_id,
         "cwd": event.directory,
@@ -160,16 +163,25 @@ def task_payload(event: Any, project: str) -> dict[str, Any]:
         "task_id": getattr(event, "task_id", ""),
         "task_subject": getattr(event, "task_subject", ""),
         "task_description": getattr(event, "task_description", ""),
+        "config": config,
     }
+    if getattr(event, "team_name", ""):
+        payload["team_name"] = event.team_name
+    return payload
 
 
-def task_hook(conn: sqlite3.Connection, event: Any, project: str) -> None:
-    """Hand task events to outcome learning, when that layer is installed."""
+def task_hook(conn: sqlite3.Connection, event: Any, project: str, config: dict[str, Any]) -> None:
+    """Hand task events to outcome learning, when that layer is installed.
+
+    Besides task events proper, SessionStart, Stop and (deferred) SessionEnd go
+    there too: outcome learning reconciles the session's task files from disk,
+    catching task changes whose hooks were missed.
+    """
     fn = _optional("memory_layer.outcomes.claude", "on_hook_event")
     if fn is None:
         return
     try:
-        fn(conn, task_payload(event, project))
+        fn(conn, task_payload(event, project, config))
     except Exception as exc:  # outcome learning failing must not fail capture
         log(f"outcomes.claude.on_hook_event failed for {event.name}", exc=exc)
 
@@ -240,6 +252,11 @@ def process_pending(
                     now=now,
                     main=True,
                 )
+            if session.project:
+                ended = SessionEnded(
+                    name="SessionEnd", session_id=session.session_id, cwd=session.cwd or ""
+                )
+                task_hook(conn, ended, session.project, config)
         except Exception as exc:  # one bad transcript must not block the queue forever
             log(f"pending extraction failed for session {session.session_id}", exc=exc)
         store.clear_pending(conn, session.session_id)

@@ -133,6 +133,7 @@ class TaskEvent(Event):
     task_id: str = ""
     task_subject: str = ""
     task_description: str = ""
+    team_name: str = ""  # names the task list when tasks are shared by a team
 
 
 EVENT_TYPES: dict[str, type[Event]] = {
@@ -231,11 +232,13 @@ def parse_event(name: str, raw: bytes | str, env: Mapping[str, str] | None = Non
         )
     if kind is SessionEnded:
         return SessionEnded(**common, reason=_text(data.get("reason"), 100))
+    task_id = data.get("task_id")
     return TaskEvent(
         **common,
-        task_id=_text(data.get("task_id"), 200) or _text(str(data.get("task_id") or ""), 200),
+        task_id=str(task_id)[:200] if isinstance(task_id, (str, int)) else "",
         task_subject=_text(data.get("task_subject"), 2_000),
         task_description=_text(data.get("task_description"), 20_000),
+        team_name=_text(data.get("team_name"), 200),
     )
 
 

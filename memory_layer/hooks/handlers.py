@@ -202,9 +202,27 @@ def prepare(
     if isinstance(event, TaskEvent):
         from memory_layer.hooks.capture import task_hook
 
-        task_hook(conn, event, project)
+        task_hook(conn, event, project, config)
         return Reply()
     return Reply()
+
+
+def deferred(
+    event: Event,
+    conn: sqlite3.Connection,
+    config: dict[str, Any],
+    *,
+    embedder: Any = None,
+    now: datetime | None = None,
+) -> None:
+    """SessionStart's slow part, done after the answer: finish sessions that ended
+    with work pending, and let outcome learning reconcile this session's tasks."""
+    from memory_layer.hooks.capture import process_pending, task_hook
+
+    process_pending(conn, config, embedder=embedder, now=now or utcnow())
+    project = project_of(conn, event)
+    if skip_reason(event, project, config) is None:
+        task_hook(conn, event, project, config)
 
 
 def _reply(
@@ -249,6 +267,10 @@ def _on_stop(
             at=at,
         )
     path = event.agent_transcript_path if subagent else event.transcript_path
+    if not subagent:
+        from memory_layer.hooks.capture import task_hook
+
+        task_hook(conn, event, project, config)
     extract_transcript(
         conn,
         path,

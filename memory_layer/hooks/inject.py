@@ -274,8 +274,9 @@ def relevant(item: Any, query: str, config: dict[str, Any]) -> bool:
     With vectors, the cosine to the prompt must reach ``hooks.min_cosine``: it is an
     absolute measure, unlike BM25, which is relative to the best hit and gives the top
     match of "thanks!" full marks. Keyword-only, the memory must contain at least
-    ``hooks.min_terms`` distinct prompt words with keyword similarity
-    ``hooks.min_keyword``. Either way the blended score must reach ``hooks.min_score``.
+    ``hooks.min_terms`` distinct prompt words and reach keyword similarity
+    ``hooks.min_keyword``, or contain two words more than that. Either way the blended
+    score must reach ``hooks.min_score``.
     """
     hooks = config["hooks"]
     if item.score < float(hooks["min_score"]):
@@ -285,14 +286,17 @@ def relevant(item: Any, query: str, config: dict[str, Any]) -> bool:
     if cosine is not None and cosine >= float(hooks["min_cosine"]):
         return True
     keyword = float(explain.get("keyword") or 0.0)
-    if keyword < float(hooks["min_keyword"]):
-        return False
     terms = matched_terms(query, item.memory.text)
-    if terms < int(hooks["min_terms"]):
+    min_terms = int(hooks["min_terms"])
+    if terms < min_terms:
         return False
     # With a vector available, keywords alone need more words in common: two common
     # words ("test", "file") shared with an unrelated memory are not enough.
-    return cosine is None or terms >= int(hooks["min_terms"]) + 1
+    if cosine is not None:
+        return terms > min_terms and keyword >= float(hooks["min_keyword"])
+    # Many distinct prompt words in one memory is evidence even when a long prompt
+    # dilutes the keyword similarity (coverage is a share of the prompt's words).
+    return keyword >= float(hooks["min_keyword"]) or terms >= min_terms + 2
 
 
 def prompt_query(prompt: str, config: dict[str, Any]) -> str:

@@ -58,14 +58,13 @@ def _in_process(event: Event) -> str:
         output = handle(event, conn, config, embedder=None)
         engine_on = bool(config["engine"]["enabled"])
         if event.name == "SessionStart" and not engine_on:
-            # No engine to finish what earlier SessionEnds left: do it now.
-            from memory_layer.hooks.capture import process_pending
-            from memory_layer.models import utcnow
+            # No engine to do SessionStart's slow part after the answer: do it now.
+            from memory_layer.hooks.handlers import deferred
 
             try:
-                process_pending(conn, config, embedder=None, now=utcnow())
+                deferred(event, conn, config)
             except Exception as exc:
-                log("SessionStart: pending extraction failed", exc=exc)
+                log("SessionStart: deferred work failed", exc=exc)
     finally:
         conn.close()
     if engine_on and event.name != "SessionEnd":
