@@ -68,11 +68,12 @@ class Server:
     def project_for(self, project: str | None) -> str | None:
         if project:
             return project
-        if self.project:
-            return self.project
-        from memory_layer.project import project_for
+        if self.project is None:
+            # The working directory does not change under a running server: resolve once.
+            from memory_layer.project import project_for
 
-        return project_for()
+            self.project = project_for()
+        return self.project
 
     def embedder(self, config: dict[str, Any]) -> Any:
         from memory_layer.embed import get_embedder
@@ -176,10 +177,11 @@ def read(server: Server, memory_id: str) -> dict[str, Any]:
     info["withheld"] = reason
     info["created_at"] = memory.created_at
     info["approved_at"] = memory.extra.get("approved_at")
+    # For a withheld record, who did what and when, but not the values (they hold text).
     info["provenance"] = [
-        {"at": op.at, "actor": op.actor, "action": op.action, "summary": summarise(op)}
+        {"at": op.at, "actor": op.actor, "action": op.action}
+        | ({"summary": summarise(op)} if reason is None else {})
         for op in ops
-        if reason is None or op.action not in {"edit", "create", "update"}
     ]
     return info
 

@@ -55,6 +55,8 @@ def render(memory: Memory, config: dict[str, Any]) -> str:
         "withheld": withheld_reason(memory, config),
         "created_at": memory.created_at,
         "body_sha256": body_sha(memory.text),
+        # Obsidian lists and links notes by alias; ids alone are unreadable.
+        "aliases": [" ".join(memory.text.split())[:60]],
     }
     if memory.extra.get("subject"):
         meta["subject"] = memory.extra["subject"]
