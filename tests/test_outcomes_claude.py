@@ -427,3 +427,15 @@ def test_sinking_memories_are_withheld_from_injection_but_findable(
         env,
     )
     assert "sleep(5)" in out
+
+
+def test_reconcile_does_not_log_tasks_already_in_their_state(db: Any, tmp_path: Path) -> None:
+    session(db, "sess-f")
+    on_hook_event(db, claude_event("TaskCreated", "sess-f", 1, task_id="2"))
+    on_hook_event(db, claude_event("TaskCompleted", "sess-f", 2, task_id="2"))
+    root = tmp_path / "tasks"
+    _write_task(root, "sess-f", {"id": "2", "subject": "s", "status": "completed"})
+    before = db.execute("SELECT count(*) FROM task_events").fetchone()[0]
+    for _ in range(3):
+        reconcile(db, directory=root)
+    assert db.execute("SELECT count(*) FROM task_events").fetchone()[0] == before

@@ -296,6 +296,9 @@ def _reconcile_file(
     project = known.project if known else _session_project(conn, list_id)
     if known is None and project is None:
         return "list is not a known session; its project is unknown"
+    if known is not None and known.status == status:
+        # Already in this state: say nothing, so each Stop does not log every task again.
+        return OutcomeResult(known.id, known.outcome, "unchanged", "already in this state")
     event = {
         "session_id": known.session_id if known else list_id,
         "project": project,
