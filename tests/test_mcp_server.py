@@ -211,3 +211,32 @@ def test_plugin_mcp_json_runs_memory_layer_mcp():
     config = json.loads((Path(__file__).parent.parent / ".mcp.json").read_text())
     server = config["mcpServers"]["memory-layer"]
     assert server["command"].endswith("memory-layer") and server["args"] == ["mcp"]
+
+
+def test_a_proposal_reaches_agents_only_after_a_person_accepts_it(store):
+    from memory_layer.trust import decide
+
+    async def steps(s: ClientSession) -> Any:
+        query = {"query": "sentry release tagging"}
+        made = payload(
+            await s.call_tool(
+                "propose",
+                {
+                    "text": "Tag sentry releases with the git sha via sentry-cli releases new",
+                    "category": "command",
+                },
+            )
+        )
+        before = payload(await s.call_tool("search", query))["results"]
+        db = open_db()
+        decide(
+            db, made["item_id"], "accept", actor="alice", reason="we do this", config=load_config()
+        )
+        db.close()
+        after = payload(await s.call_tool("search", query))["results"]
+        return made, before, after
+
+    made, before, after = run(store["cwd"], steps)
+    assert before == []
+    assert [r["id"] for r in after] == [made["item_id"]]
+    assert after[0]["approved_by"] == "alice" and after[0]["source"] == "mcp:codex"
