@@ -71,9 +71,6 @@ DEFAULTS: dict[str, Any] = {
         "session_start_tokens": 1200,  # budget, estimated at 4 characters per token
         "session_start_limit": 20,
         "item_chars": 400,  # longer memories are cut in injected blocks
-        # "Proven" (marked ✓) when memory_layer.outcomes does not define it.
-        "proven_min_outcome": 0.4,
-        "proven_min_successes": 2,
         # Capture from tool events and transcripts.
         "capture": True,
         "min_capture_confidence": 0.5,

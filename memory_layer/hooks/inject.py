@@ -108,15 +108,14 @@ def visibility(config: dict[str, Any]) -> Callable[[Memory], bool]:
 
 
 def proven_test(config: dict[str, Any]) -> Callable[[Memory], bool]:
+    """Outcome learning defines "proven" (outcomes.proven_min_*); without that layer,
+    a memory is proven at outcome score 0.4 with two credited successes."""
     fn = _optional("memory_layer.outcomes.scoring", "is_proven") or _optional(
         "memory_layer.outcomes", "is_proven"
     )
     if fn is not None:
         return lambda memory: bool(_call(fn, memory, config))
-    hooks = config["hooks"]
-    min_outcome = float(hooks["proven_min_outcome"])
-    min_successes = int(hooks["proven_min_successes"])
-    return lambda m: m.outcome_score >= min_outcome and m.success_count >= min_successes
+    return lambda m: m.outcome_score >= 0.4 and m.success_count >= 2
 
 
 def agent_statuses(config: dict[str, Any]) -> tuple[str, ...]:
