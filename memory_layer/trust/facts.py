@@ -147,7 +147,8 @@ def write(
             confidence=confidence,
             status=status,
             embedder=embedder,
-            dedupe=dedupe,
+            # A fact's value ("arm64") may equal an unrelated memory's text: never merge.
+            dedupe=dedupe and not fact,
             extra=extra,
         )
         if result.created and status == ACTIVE:

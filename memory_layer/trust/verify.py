@@ -123,7 +123,7 @@ def stamp_trusted_writes(db: Conn, config: dict[str, Any], *, now: datetime | No
             raw(db)
             .execute(
                 "SELECT id, text, category, source FROM memories "
-                "WHERE checksum IS NULL AND status IN ('active', 'conflict') ORDER BY rowid"
+                "WHERE checksum IS NULL AND status = 'active' ORDER BY rowid"
             )
             .fetchall()
         )
