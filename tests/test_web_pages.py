@@ -90,6 +90,7 @@ def test_overview_counts_charts_and_activity(client, seeded, db):
     assert "troubleshooting" in html and "retired" in html and PROJECT in html
     activity = html[html.index('id="activity"') :]
     assert "retire" in activity and "moved to a runbook" in activity
+    assert "Never run database migrations by hand" in activity  # the memory, not just its id
     # Newest first: the retirement is listed before the creations.
     assert activity.index("retire") < activity.index("created")
 

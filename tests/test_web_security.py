@@ -310,6 +310,12 @@ def test_login_never_redirects_off_site(guarded):
         assert response.headers["Location"] in {"/", "http://192.0.2.10:8080/"}
 
 
+def test_allow_host_extends_the_allowlist():
+    client = create_app(port=8080, allow_hosts=["mybox.local"]).test_client()
+    assert client.get("/", base_url="http://mybox.local:8080").status_code == 200
+    assert client.get("/", base_url="http://otherbox.local:8080").status_code == 400
+
+
 def test_bound_address_is_an_allowed_host(guarded):
     headers = {"X-Memory-Layer-Token": "s3cret-token"}
     assert guarded.get("/", base_url=GUARDED, headers=headers).status_code == 200

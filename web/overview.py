@@ -8,6 +8,7 @@ from flask import Blueprint, render_template
 
 from memory_layer.config import load_config
 from memory_layer.listing import stats, summarise
+from memory_layer.storage.records import memories_where
 from memory_layer.web import charts, data
 from memory_layer.web.app import db
 from memory_layer.web.learning import learning
@@ -35,6 +36,9 @@ def index() -> str:
         ),
     }
     activity = data.recent_operations(conn, 25)
+    ids = sorted({op.memory_id for op in activity if op.memory_id})
+    placeholders = ", ".join("?" for _ in ids) or "NULL"
+    texts = {m.id: m.text for m in memories_where(conn, f"memories.id IN ({placeholders})", ids)}
     return render_template(
         "overview.html",
         info=info,
@@ -42,4 +46,5 @@ def index() -> str:
         learning=learning(conn, load_config()),
         activity=activity,
         summaries={op.id: summarise(op) for op in activity},
+        texts=texts,
     )
