@@ -603,3 +603,28 @@ def test_sinking_memories_are_marked_and_still_searchable(client, seeded, db):
     assert sinking in listed_ids(page(client, "/memories?q=ECONNREFUSED"))
     detail = page(client, f"/memories/{sinking}")
     assert 'class="badge mark-sinking"' in detail
+
+
+def test_review_a_proposed_change(client, seeded, db, cfg):
+    from memory_layer.trust.review import propose_change
+
+    target = seeded["command"]
+    proposal = propose_change(
+        db,
+        target,
+        "Run the tests with `uv run pytest -x -q`",
+        source="mcp:codex",
+        config=cfg,
+        reason="quieter output",
+        changes={"category": "convention"},
+    )
+    html = page(client, "/review")
+    item = html[html.index(f'id="item-{proposal["id"]}"') :]
+    assert "change proposed by mcp:codex: quieter output" in item
+    assert "uv run pytest -x -q" in item and "category → convention" in item
+    post(client, f"/review/{proposal['id']}", {"decision": "accept", "reason": "ok"})
+    memory = get_memory(db, target)
+    assert (memory.text, memory.category) == (
+        "Run the tests with `uv run pytest -x -q`",
+        "convention",
+    )
