@@ -36,7 +36,8 @@ if [ "$1 $2 $3" = "-m pip install" ]; then
     exit "${{FAKE_PIP_EXIT:-0}}"
 fi
 [ "$1" = "-c" ] && exit 0
-exit 2
+echo "$@" >> "{out}/venv-calls"
+exit 0
 EOF
 chmod +x "$3/bin/python"
 """
@@ -124,6 +125,7 @@ def test_installs_into_the_data_dir_and_writes_the_marker(
     assert leftovers(data) == []
     assert not (data / "bootstrap.failed").exists()
     assert "done in" in result.stdout
+    assert not (out / "venv-calls").exists()  # a first install has no engine to stop
 
 
 def test_the_installed_venv_is_what_the_launcher_then_runs(
@@ -155,7 +157,7 @@ def test_a_failed_pip_install_leaves_no_marker_and_releases_the_lock(
 
 
 def test_a_plugin_update_rebuilds_and_replaces_the_old_venv(
-    plugin: Path, env: dict[str, str], data: Path
+    plugin: Path, env: dict[str, str], data: Path, out: Path
 ) -> None:
     old = data / "venv"
     (old / "bin").mkdir(parents=True)
@@ -170,6 +172,8 @@ def test_a_plugin_update_rebuilds_and_replaces_the_old_venv(
     assert not (data / "venv" / "from-the-old-version").exists()
     assert (data / "venv" / ".memory-layer-key").read_text().strip() == plugin_key(plugin)
     assert leftovers(data) == []
+    # The warm engine still runs the old code: stopped, to restart from the new venv.
+    assert (out / "venv-calls").read_text() == "-m memory_layer engine stop\n"
 
 
 def test_an_up_to_date_venv_is_left_alone(
