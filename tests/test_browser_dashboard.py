@@ -30,6 +30,7 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
+PROJECT = "github.com/acme/api"
 HOSTILE = "Build with make <script>window.__pwned = 1; alert('xss')</script> then deploy"
 SEED = [
     (
@@ -41,6 +42,33 @@ SEED = [
     ("Retry flaky network tests once with pytest-rerunfailures", "workaround"),
     (HOSTILE, "gotcha"),
 ]
+
+
+# A Claude Code task whose session was shown the db memory and acted on it, written
+# through the outcomes library exactly as the hooks do (in a subprocess on the same store).
+SEED_TASK = """
+import sys
+from datetime import timedelta
+from memory_layer.models import iso, utcnow
+from memory_layer.outcomes.claude import on_hook_event
+from memory_layer.storage.db import open_db
+
+memory_id, project = sys.argv[1], sys.argv[2]
+db = open_db()
+start = utcnow() - timedelta(minutes=10)
+at = lambda minutes: iso(start + timedelta(minutes=minutes))
+db.execute("INSERT INTO sessions(session_id, project, cwd, started_at) VALUES ('s1', ?, '/repo', ?)", [project, at(0)])
+db.execute("INSERT INTO usage(memory_id, session_id, project, kind, at, query, rank, score) "
+           "VALUES (?, 's1', ?, 'injected', ?, 'tests fail', 1, 0.5)", [memory_id, project, at(1)])
+def hook(name, minute):
+    on_hook_event(db, {"hook_event_name": name, "session_id": "s1", "cwd": "/repo", "project": project,
+        "tool_name": None, "tool_input": None, "tool_response": None, "task_id": "1",
+        "task_subject": "Fix the failing db tests", "task_description": None, "at": at(minute)})
+hook("TaskCreated", 2)
+db.execute("INSERT INTO session_events(session_id, project, at, kind, tool, command, ok) "
+           "VALUES ('s1', ?, ?, 'tool', 'Bash', 'docker compose up -d db', 1)", [project, at(3)])
+hook("TaskCompleted", 5)
+"""
 
 
 def chromium_path() -> str:
@@ -70,7 +98,15 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]
     env = environment(tmp_path_factory.mktemp("browser") / "home")
     ids = {}
     for text, category in SEED:
-        ids[category] = cli(env, "remember", text, "-c", category, "-p", "github.com/acme/api")
+        ids[category] = cli(env, "remember", text, "-c", category, "-p", PROJECT)
+    seeded = subprocess.run(
+        [sys.executable, "-c", SEED_TASK, ids["troubleshooting"], PROJECT],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert seeded.returncode == 0, seeded.stderr
     port = free_port()
     process = subprocess.Popen(
         [sys.executable, "-m", "memory_layer", "serve", "--port", str(port)],
@@ -212,7 +248,8 @@ def test_hostile_memory_is_shown_as_text(page: Any, server: dict[str, Any]) -> N
 
 
 def test_purge_with_confirmation(page: Any, server: dict[str, Any]) -> None:
-    memory_id = server["ids"]["decision"]
+    # Its own memory, so the other tests see the same store in any order.
+    memory_id = cli(server["env"], "remember", "A note written by mistake", "-g")
     page.goto(f"{server['base']}/memories/{memory_id}")
     page.click("#purge-link")
     page.wait_for_selector("#purge-form")
@@ -223,9 +260,28 @@ def test_purge_with_confirmation(page: Any, server: dict[str, Any]) -> None:
     assert page.locator(f'tr[data-id="{memory_id}"]').count() == 0
 
 
-@pytest.mark.parametrize(
-    "path,name", [("/settings", "settings"), ("/tasks", "tasks"), ("/review", "review")]
-)
+def test_correct_a_task_outcome(page: Any, server: dict[str, Any]) -> None:
+    page.goto(server["base"] + "/tasks")
+    shot(page, "tasks")
+    row = page.locator("tr.task-row", has_text="Fix the failing db tests")
+    assert "success" in row.inner_text()
+    row.locator("a").click()
+    page.wait_for_selector("#credits")
+    assert page.locator("#task-outcome").inner_text() == "success"
+    assert "+0.200" in page.locator("#credits").inner_text()
+    page.click("#outcome-form button[value=failure]")
+    page.wait_for_selector(".flash")
+    assert page.locator("#task-outcome").inner_text() == "failure"
+    credits = page.locator("#credits").inner_text()
+    assert "-0.300" in credits and "corrected" in credits  # the old credit, reversed
+    shot(page, "task")
+    page.locator("#credits a").first.click()
+    page.wait_for_selector("#outcome-history")
+    assert "Fix the failing db tests" in page.locator("#outcome-history").inner_text()
+    assert page.locator("#memory-text").inner_text().startswith("ECONNREFUSED")
+
+
+@pytest.mark.parametrize("path,name", [("/settings", "settings"), ("/review", "review")])
 def test_other_pages_render(page: Any, server: dict[str, Any], path: str, name: str) -> None:
     response = page.goto(server["base"] + path)
     assert response is not None and response.status == 200
