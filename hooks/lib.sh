@@ -4,14 +4,23 @@
 # It answers one question the same way for all three: which interpreter has
 # memory_layer installed for this copy of the plugin. POSIX sh only, because
 # hooks run under whatever /bin/sh the machine has (dash, bash, busybox ash).
+#
+# Installs live in the plugin data directory, one venv per install key:
+#   ${CLAUDE_PLUGIN_DATA}/venv-<key>/bin/python
+# One per key, not a single venv rebuilt on every update, because Claude Code
+# keeps running sessions on the previous plugin version (for up to 7 days);
+# with a single venv two sessions on different versions would rebuild it back
+# and forth, and a long-running MCP server would see its files replaced.
 
 ML_KEY_FILE=.memory-layer-key
+ML_USED_FILE=.last-used
 
-# The install marker: a checksum of the files that decide what gets installed.
+# The install key: a checksum of the files that decide what gets installed.
 # pyproject.toml carries the dependencies, plugin.json the version, so a plugin
-# update changes the key and the venv is rebuilt. cksum is POSIX, unlike sha256sum.
+# update gets a new key and a new venv. cksum is POSIX, unlike sha256sum.
 ml_key() {
-    cat "$1/pyproject.toml" "$1/.claude-plugin/plugin.json" 2>/dev/null | cksum
+    _ml_sum=$(cat "$1/pyproject.toml" "$1/.claude-plugin/plugin.json" 2>/dev/null | cksum)
+    printf '%s-%s\n' "${_ml_sum%% *}" "${_ml_sum##* }"
 }
 
 ml_log_file() {
@@ -27,11 +36,17 @@ ml_log() {
         >>"$_ml_log" 2>/dev/null || :
 }
 
-# True when DATA/venv holds a finished install whose marker matches KEY.
+# True when VENV is a finished install: the marker is written only after pip
+# succeeded, and the directory only gets its venv-<key> name after that.
+ml_venv_done() {
+    [ -x "$1/bin/python" ] && [ -f "$1/$ML_KEY_FILE" ]
+}
+
+# True when DATA holds the finished install for KEY.
 ml_venv_ok() {
-    [ -x "$1/venv/bin/python" ] && [ -f "$1/venv/$ML_KEY_FILE" ] || return 1
+    ml_venv_done "$1/venv-$2" || return 1
     _ml_have=
-    IFS= read -r _ml_have <"$1/venv/$ML_KEY_FILE" || [ -n "$_ml_have" ] || return 1
+    IFS= read -r _ml_have <"$1/venv-$2/$ML_KEY_FILE" || [ -n "$_ml_have" ] || return 1
     [ "$_ml_have" = "$2" ]
 }
 
@@ -39,8 +54,8 @@ ml_venv_ok() {
 # CLAUDE_PLUGIN_DATA from Claude Code; the Bash tool does not, so the
 # SessionStart launcher exports MEMORY_LAYER_PLUGIN_DATA through CLAUDE_ENV_FILE,
 # and as a last resort every data directory this plugin can have is tried (one
-# per marketplace name, e.g. memory-layer-memory-layer). The marker check keeps
-# a foreign or outdated venv from being picked.
+# per marketplace name, e.g. memory-layer-memory-layer). The key check keeps a
+# foreign or outdated venv from being picked.
 ml_data_dirs() {
     [ -n "${CLAUDE_PLUGIN_DATA:-}" ] && printf '%s\n' "$CLAUDE_PLUGIN_DATA"
     [ -n "${MEMORY_LAYER_PLUGIN_DATA:-}" ] && printf '%s\n' "$MEMORY_LAYER_PLUGIN_DATA"
@@ -48,6 +63,20 @@ ml_data_dirs() {
         [ -d "$_ml_dir" ] && printf '%s\n' "$_ml_dir"
     done
     return 0
+}
+
+# The most recently used finished venv in DATA, whatever its key (empty if none).
+# -nt is not in POSIX but dash, bash, ash and zsh have it.
+# shellcheck disable=SC3013
+ml_newest_venv() {
+    _ml_best=
+    for _ml_venv in "$1"/venv-*; do
+        ml_venv_done "$_ml_venv" || continue
+        if [ -z "$_ml_best" ] || [ "$_ml_venv/$ML_USED_FILE" -nt "$_ml_best/$ML_USED_FILE" ]; then
+            _ml_best=$_ml_venv
+        fi
+    done
+    printf '%s\n' "$_ml_best"
 }
 
 # A `memory-layer` on PATH that is not this plugin's own bin/memory-layer.
@@ -72,19 +101,21 @@ ml_path_cli() {
     return 1
 }
 
-# Resolve, in order: $MEMORY_LAYER_PYTHON; a venv in the plugin data directory
-# whose marker matches this plugin; a `memory-layer` already on PATH; last, a
-# venv built for an older plugin version (the caller starts a rebuild, and the
-# old install keeps memory working meanwhile instead of going dark for the
-# minute or two a rebuild takes).
-# Sets ML_PYTHON or ML_CLI (exactly one) and returns 0; ML_STALE is then the
-# data directory whose venv is outdated, or empty. Returns 1 with ML_ERROR set
+# Resolve, in order: $MEMORY_LAYER_PYTHON; the venv for this plugin's key in a
+# plugin data directory; a `memory-layer` already on PATH; last, a venv built
+# for another plugin version (the caller starts the install of ours, and the
+# other one keeps memory working meanwhile instead of going dark for the
+# minute or two an install takes).
+# Sets ML_PYTHON or ML_CLI (exactly one) and returns 0. ML_VENV is the venv
+# directory used (empty for MEMORY_LAYER_PYTHON or a CLI); ML_STALE is the data
+# directory still missing our install, or empty. Returns 1 with ML_ERROR set
 # when MEMORY_LAYER_PYTHON is set but unusable, empty when nothing is installed.
 ml_resolve() {
     ML_PYTHON=
     ML_CLI=
     ML_ERROR=
     ML_STALE=
+    ML_VENV=
     if [ -n "${MEMORY_LAYER_PYTHON:-}" ]; then
         if [ -x "$MEMORY_LAYER_PYTHON" ] && [ -f "$MEMORY_LAYER_PYTHON" ]; then
             ML_PYTHON=$MEMORY_LAYER_PYTHON
@@ -95,20 +126,21 @@ ml_resolve() {
     fi
     _ml_key=$(ml_key "$1")
     _ml_dirs=$(ml_data_dirs)
-    _ml_old=
+    _ml_other=
+    _ml_other_data=
     _ml_ifs=$IFS
     IFS='
 '
     for _ml_data in $_ml_dirs; do
         if ml_venv_ok "$_ml_data" "$_ml_key"; then
             IFS=$_ml_ifs
-            ML_PYTHON=$_ml_data/venv/bin/python
+            ML_VENV=$_ml_data/venv-$_ml_key
+            ML_PYTHON=$ML_VENV/bin/python
             return 0
         fi
-        # A marker means the install finished once: only then is it worth running.
-        if [ -z "$_ml_old" ] && [ -x "$_ml_data/venv/bin/python" ] &&
-            [ -f "$_ml_data/venv/$ML_KEY_FILE" ]; then
-            _ml_old=$_ml_data
+        if [ -z "$_ml_other" ]; then
+            _ml_other=$(ml_newest_venv "$_ml_data")
+            _ml_other_data=$_ml_data
         fi
     done
     IFS=$_ml_ifs
@@ -116,9 +148,10 @@ ml_resolve() {
         return 0
     fi
     ML_CLI=
-    if [ -n "$_ml_old" ]; then
-        ML_PYTHON=$_ml_old/venv/bin/python
-        ML_STALE=$_ml_old
+    if [ -n "$_ml_other" ]; then
+        ML_VENV=$_ml_other
+        ML_PYTHON=$_ml_other/bin/python
+        ML_STALE=$_ml_other_data
         return 0
     fi
     return 1

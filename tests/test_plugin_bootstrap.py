@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -89,14 +90,31 @@ def bootstrap(plugin: Path, env: dict[str, str]) -> subprocess.CompletedProcess[
 
 
 def plugin_key(root: Path) -> str:
+    """The install key (venv-<key>), computed independently of hooks/lib.sh."""
     data = (root / "pyproject.toml").read_bytes() + (
         root / ".claude-plugin" / "plugin.json"
     ).read_bytes()
-    return (
-        subprocess.run(["cksum"], input=data, capture_output=True, check=True)
-        .stdout.decode()
-        .strip()
-    )
+    crc, size = subprocess.run(
+        ["cksum"], input=data, capture_output=True, check=True
+    ).stdout.split()
+    return f"{crc.decode()}-{size.decode()}"
+
+
+def installed(data: Path, plugin: Path) -> Path:
+    return data / f"venv-{plugin_key(plugin)}"
+
+
+def old_install(data: Path, key: str, days_unused: float) -> Path:
+    venv = data / f"venv-{key}"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "python").write_text("#!/bin/sh\n")
+    (venv / "bin" / "python").chmod(0o755)
+    (venv / ".memory-layer-key").write_text(key + "\n")
+    used = venv / ".last-used"
+    used.write_text("")
+    stamp = time.time() - days_unused * 86400
+    os.utime(used, (stamp, stamp))
+    return venv
 
 
 def leftovers(data: Path) -> list[str]:
@@ -111,8 +129,10 @@ def test_installs_into_the_data_dir_and_writes_the_marker(
     result = bootstrap(plugin, {**env, "MEMORY_LAYER_PIP_ARGS": "--index-url http://mirror/simple"})
 
     assert result.returncode == 0, result.stdout + result.stderr
-    assert os.access(data / "venv" / "bin" / "python", os.X_OK)
-    assert (data / "venv" / ".memory-layer-key").read_text().strip() == plugin_key(plugin)
+    venv = installed(data, plugin)
+    assert os.access(venv / "bin" / "python", os.X_OK)
+    assert (venv / ".memory-layer-key").read_text().strip() == plugin_key(plugin)
+    assert (venv / ".last-used").exists()
     pip_args = (out / "pip-args").read_text().split("\n")[:-1]
     assert pip_args[:4] == [
         "--disable-pip-version-check",
@@ -133,7 +153,7 @@ def test_the_installed_venv_is_what_the_launcher_then_runs(
 ) -> None:
     assert bootstrap(plugin, env).returncode == 0
     # Swap the fake venv python for a recorder to see the launcher pick it.
-    python = data / "venv" / "bin" / "python"
+    python = installed(data, plugin) / "bin" / "python"
     python.write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" > "{out}/hook-argv"\n')
 
     result = subprocess.run(
@@ -150,30 +170,40 @@ def test_a_failed_pip_install_leaves_no_marker_and_releases_the_lock(
     result = bootstrap(plugin, {**env, "FAKE_PIP_EXIT": "1"})
 
     assert result.returncode == 1
-    assert not (data / "venv").exists()
+    assert not list(data.glob("venv-*"))
     assert (data / "bootstrap.failed").exists()
     assert leftovers(data) == []
     assert "FAILED: pip install failed" in result.stdout
 
 
-def test_a_plugin_update_rebuilds_and_replaces_the_old_venv(
+def test_a_plugin_update_installs_beside_the_previous_version(
     plugin: Path, env: dict[str, str], data: Path, out: Path
 ) -> None:
-    old = data / "venv"
-    (old / "bin").mkdir(parents=True)
-    (old / "bin" / "python").write_text("#!/bin/sh\n")
-    (old / "bin" / "python").chmod(0o755)
-    (old / ".memory-layer-key").write_text("1111 2222\n")
-    (old / "from-the-old-version").write_text("")
+    previous = old_install(data, "1111-2222", days_unused=1)
 
     result = bootstrap(plugin, env)
 
     assert result.returncode == 0, result.stdout
-    assert not (data / "venv" / "from-the-old-version").exists()
-    assert (data / "venv" / ".memory-layer-key").read_text().strip() == plugin_key(plugin)
+    assert (installed(data, plugin) / ".memory-layer-key").read_text().strip() == plugin_key(plugin)
+    # A session still on the previous version keeps its install.
+    assert (previous / "bin" / "python").exists()
     assert leftovers(data) == []
-    # The warm engine still runs the old code: stopped, to restart from the new venv.
+    # The warm engine may run the previous version's code: stopped, to restart from ours.
     assert (out / "venv-calls").read_text() == "-m memory_layer engine stop\n"
+
+
+def test_installs_unused_for_more_than_a_week_are_removed(
+    plugin: Path, env: dict[str, str], data: Path
+) -> None:
+    recent = old_install(data, "1111-2222", days_unused=6)
+    forgotten = old_install(data, "3333-4444", days_unused=9)
+
+    result = bootstrap(plugin, env)
+
+    assert result.returncode == 0, result.stdout
+    assert recent.exists()
+    assert not forgotten.exists()
+    assert f"removed {forgotten}" in result.stdout
 
 
 def test_an_up_to_date_venv_is_left_alone(
@@ -185,7 +215,7 @@ def test_an_up_to_date_venv_is_left_alone(
     result = bootstrap(plugin, env)
 
     assert result.returncode == 0
-    assert "already up to date" in result.stdout
+    assert "is already installed" in result.stdout
     assert not (out / "calls").exists()
 
 
@@ -215,7 +245,7 @@ def test_a_stale_lock_is_recovered(plugin: Path, env: dict[str, str], data: Path
 
     assert result.returncode == 0, result.stdout
     assert f"removed a stale lock (owner pid {dead.pid} is gone)" in result.stdout
-    assert (data / "venv" / ".memory-layer-key").exists()
+    assert (installed(data, plugin) / ".memory-layer-key").exists()
     assert leftovers(data) == []
 
 
@@ -238,7 +268,7 @@ def test_a_too_old_base_python_is_refused(plugin: Path, env: dict[str, str], dat
 
     assert result.returncode == 1
     assert "is not a Python 3.11 or newer" in result.stdout
-    assert not (data / "venv").exists()
+    assert not list(data.glob("venv-*"))
 
 
 def test_without_a_data_dir_it_says_what_is_missing(plugin: Path, env: dict[str, str]) -> None:
@@ -253,11 +283,10 @@ def test_without_a_data_dir_it_says_what_is_missing(plugin: Path, env: dict[str,
 def test_leftovers_of_a_killed_install_are_removed(
     plugin: Path, env: dict[str, str], data: Path
 ) -> None:
-    for name in ("venv.new.4242", "src.4242", "venv.old"):
+    for name in ("venv.new.4242", "src.4242"):
         (data / name / "bin").mkdir(parents=True)
 
     result = bootstrap(plugin, env)
 
     assert result.returncode == 0, result.stdout
     assert leftovers(data) == []
-    assert not (data / "venv.old").exists()

@@ -139,15 +139,14 @@ def hooks_log(env: dict[str, str]) -> str:
 
 
 def plugin_key(root: Path) -> str:
-    """The install marker, computed independently of hooks/lib.sh."""
+    """The install key (venv-<key>), computed independently of hooks/lib.sh."""
     data = (root / "pyproject.toml").read_bytes() + (
         root / ".claude-plugin" / "plugin.json"
     ).read_bytes()
-    return (
-        subprocess.run(["cksum"], input=data, capture_output=True, check=True)
-        .stdout.decode()
-        .strip()
-    )
+    crc, size = subprocess.run(
+        ["cksum"], input=data, capture_output=True, check=True
+    ).stdout.split()
+    return f"{crc.decode()}-{size.decode()}"
 
 
 def wait_for(path: Path) -> None:
@@ -259,13 +258,14 @@ def test_sigterm_from_a_hook_timeout_reaches_the_python_child(
 # which install is used ------------------------------------------------------
 
 
-def make_venv(data: Path, out: Path, key: str) -> Path:
-    python = write_script(data / "venv" / "bin" / "python", RECORDER.format(out=out))
-    (data / "venv" / ".memory-layer-key").write_text(key + "\n")
+def make_venv(data: Path, out: Path, key: str, script: str = RECORDER) -> Path:
+    """A finished install for ``key``, as hooks/bootstrap leaves it."""
+    python = write_script(data / f"venv-{key}" / "bin" / "python", script.format(out=out))
+    (data / f"venv-{key}" / ".memory-layer-key").write_text(key + "\n")
     return python
 
 
-def test_the_plugin_venv_is_used_when_its_marker_matches(
+def test_the_plugin_venv_for_this_version_is_used(
     plugin: Path, out: Path, env: dict[str, str], tmp_path: Path
 ) -> None:
     data = tmp_path / "plugin-data"
@@ -278,11 +278,11 @@ def test_the_plugin_venv_is_used_when_its_marker_matches(
     assert (out / "argv").read_text().split() == ["-m", "memory_layer.hooks", "Stop"]
 
 
-def test_an_outdated_venv_keeps_serving_while_a_rebuild_starts(
+def test_another_versions_venv_serves_while_ours_is_installed(
     plugin: Path, out: Path, env: dict[str, str], tmp_path: Path, kill_later: list[int]
 ) -> None:
     data = tmp_path / "plugin-data"
-    make_venv(data, out, "1234 5678")  # the marker of an older plugin version
+    make_venv(data, out, "1234-5678")  # the install of an older plugin version
     write_script(tmp_path / "base-python", SLOW_BASE_PYTHON.format(out=out))
 
     result = run_hook(
@@ -301,15 +301,40 @@ def test_an_outdated_venv_keeps_serving_while_a_rebuild_starts(
     # The old install answered, and nothing was added to its output (it may be JSON).
     assert (out / "argv").read_text().split() == ["-m", "memory_layer.hooks", "SessionStart"]
     assert result.stdout == b"context from the hook\n"
-    assert "older plugin version" in hooks_log(env)
+    assert "no install for this plugin version yet" in hooks_log(env)
 
 
-def test_an_outdated_venv_loses_to_a_current_install_on_path(
+def test_two_plugin_versions_in_use_each_keep_their_own_venv(
+    plugin: Path, out: Path, env: dict[str, str], tmp_path: Path
+) -> None:
+    """A session still on the old version must not rebuild the new one's install.
+
+    Claude Code keeps an old plugin version running in open sessions after an
+    update; both versions share one data directory.
+    """
+    old_plugin = tmp_path / "old plugin"
+    shutil.copytree(plugin, old_plugin)
+    manifest = old_plugin / ".claude-plugin" / "plugin.json"
+    manifest.write_text(manifest.read_text().replace('"version": "', '"version": "0.0.9-'))
+    data = tmp_path / "plugin-data"
+    make_venv(data, out, plugin_key(plugin))
+    make_venv(data, out / "old", plugin_key(old_plugin))
+    (out / "old").mkdir()
+    env = {**env, "CLAUDE_PLUGIN_DATA": str(data)}
+
+    for root, argv in ((plugin, out / "argv"), (old_plugin, out / "old" / "argv")):
+        result = run_hook(root, "SessionStart", env)
+        assert result.returncode == 0
+        assert argv.read_text().split() == ["-m", "memory_layer.hooks", "SessionStart"]
+    assert plugin_key(plugin) != plugin_key(old_plugin)
+    assert not (data / "bootstrap.log").exists()  # nothing was (re)installed
+
+
+def test_another_versions_venv_loses_to_a_memory_layer_on_path(
     plugin: Path, out: Path, env: dict[str, str], tmp_path: Path
 ) -> None:
     data = tmp_path / "plugin-data"
-    write_script(data / "venv" / "bin" / "python", "#!/bin/sh\nexit 99\n")
-    (data / "venv" / ".memory-layer-key").write_text("1234 5678\n")
+    make_venv(data, out, "1234-5678", "#!/bin/sh\nexit 99\n")
     write_script(tmp_path / "user-bin" / "memory-layer", RECORDER.format(out=out))
 
     result = run_hook(
@@ -479,8 +504,7 @@ def test_bin_shim_finds_the_venv_from_the_bash_tool(
     make_venv(data, out, plugin_key(plugin))
     # Another marketplace's copy with a stale marker must be skipped.
     other = Path(env["CLAUDE_CONFIG_DIR"]) / "plugins" / "data" / "memory-layer-aaa"
-    write_script(other / "venv" / "bin" / "python", "#!/bin/sh\nexit 99\n")
-    (other / "venv" / ".memory-layer-key").write_text("1 2\n")
+    make_venv(other, out, "1-2", "#!/bin/sh\nexit 99\n")
 
     result = subprocess.run(
         [str(plugin / "bin" / "memory-layer"), "stats"], capture_output=True, env=env
