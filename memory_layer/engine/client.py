@@ -32,6 +32,21 @@ def socket_path() -> str:
     return os.path.join("/tmp", f"memory-layer-{os.getuid()}-{digest}.sock")
 
 
+def info_path() -> str:
+    """engine.json: written by a ready engine, removed when it stops."""
+    return os.path.join(str(run_dir()), "engine.json")
+
+
+def client_settings() -> dict[str, Any] | None:
+    """Deadlines published by the running engine; None when no engine is ready."""
+    try:
+        with open(info_path(), encoding="utf-8") as f:
+            data = json.load(f)
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
 def request(message: dict[str, Any], timeout: float) -> dict[str, Any] | None:
     """Send ``message``; the reply, or None if the engine is absent or misses the deadline."""
     deadline = time.monotonic() + max(timeout, 0.001)

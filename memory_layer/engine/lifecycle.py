@@ -19,7 +19,6 @@ Standard library only: hooks import this to start the engine.
 from __future__ import annotations
 
 import fcntl
-import json
 import os
 import signal
 import subprocess
@@ -27,18 +26,15 @@ import sys
 import time
 from typing import Any
 
-from memory_layer.engine.client import request, socket_path
+from memory_layer.engine.client import client_settings, info_path, request, socket_path
 from memory_layer.paths import logs_dir, run_dir, user_dir
 
 SPAWN_COOLDOWN_S = 10.0
+__all__ = ["client_settings", "info_path", "running_pid", "spawn", "status", "stop"]
 
 
 def lock_path() -> str:
     return os.path.join(str(run_dir()), "engine.lock")
-
-
-def info_path() -> str:
-    return os.path.join(str(run_dir()), "engine.json")
 
 
 def log_path() -> str:
@@ -73,16 +69,6 @@ def running_pid() -> int | None:
         return None
     finally:
         os.close(fd)
-
-
-def client_settings() -> dict[str, Any] | None:
-    """Deadlines published by the running engine; None when no engine is ready."""
-    try:
-        with open(info_path(), encoding="utf-8") as f:
-            data = json.load(f)
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
 
 
 def spawn(*, force: bool = False) -> bool:

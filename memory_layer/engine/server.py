@@ -35,8 +35,8 @@ import time
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from memory_layer.engine.client import socket_path
-from memory_layer.engine.lifecycle import info_path, lock_path
+from memory_layer.engine.client import info_path, socket_path
+from memory_layer.engine.lifecycle import lock_path
 
 MAX_REQUEST_BYTES = 16 * 1024 * 1024
 

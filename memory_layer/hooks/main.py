@@ -26,8 +26,7 @@ QUERY_EVENTS = frozenset({"SessionStart", "UserPromptSubmit"})
 
 def _via_engine(event: Event) -> str | None:
     """The engine's answer, or None when the hook must answer by itself."""
-    from memory_layer.engine.client import request
-    from memory_layer.engine.lifecycle import client_settings
+    from memory_layer.engine.client import client_settings, request
 
     settings = client_settings()
     if settings is None:  # no engine is ready (it publishes this file when it is)
