@@ -83,12 +83,16 @@ def _optional(module: str, name: str) -> Callable[..., Any] | None:
     return fn if callable(fn) else None
 
 
-def _call(fn: Callable[..., Any], memory: Memory, config: dict[str, Any]) -> Any:
+def _bind(fn: Callable[..., Any], config: dict[str, Any]) -> Callable[[Memory], Any]:
+    """``fn(memory, config)`` or ``fn(memory)``, decided once: inspecting the signature
+    per candidate cost more than the recall itself."""
     try:
         params = len(inspect.signature(fn).parameters)
     except (TypeError, ValueError):
         params = 2
-    return fn(memory, config) if params >= 2 else fn(memory)
+    if params >= 2:
+        return lambda memory: fn(memory, config)
+    return fn
 
 
 def visibility(config: dict[str, Any]) -> Callable[[Memory], bool]:
@@ -97,11 +101,14 @@ def visibility(config: dict[str, Any]) -> Callable[[Memory], bool]:
     is_sinking = _optional("memory_layer.outcomes", "is_sinking")
     floor = float((config.get("outcomes") or {}).get("floor", -0.5))
 
+    withheld = None if agent_visible is None else _bind(agent_visible, config)
+    sinking = None if is_sinking is None else _bind(is_sinking, config)
+
     def visible(memory: Memory) -> bool:
-        if agent_visible is not None and not _call(agent_visible, memory, config):
+        if withheld is not None and not withheld(memory):
             return False
-        if is_sinking is not None:
-            return not _call(is_sinking, memory, config)
+        if sinking is not None:
+            return not sinking(memory)
         return memory.outcome_score > floor
 
     return visible
@@ -114,7 +121,8 @@ def proven_test(config: dict[str, Any]) -> Callable[[Memory], bool]:
         "memory_layer.outcomes", "is_proven"
     )
     if fn is not None:
-        return lambda memory: bool(_call(fn, memory, config))
+        proven = _bind(fn, config)
+        return lambda memory: bool(proven(memory))
     return lambda m: m.outcome_score >= 0.4 and m.success_count >= 2
 
 
