@@ -29,19 +29,13 @@ from memory_layer.hooks.events import (
     TaskEvent,
     ToolUsed,
 )
-from memory_layer.hooks.inject import (
-    MAX_OUTPUT_CHARS,
-    Plan,
-    commit,
-    plan_prompt,
-    plan_session_start,
-)
-from memory_layer.hooks.inject import prompt_query as make_query
 from memory_layer.hooks.log import log
 from memory_layer.hooks.where import fast_project, ignore_file, ignored_by_config
 from memory_layer.models import iso, utcnow
 
 QUERY_EVENTS = frozenset({"SessionStart", "UserPromptSubmit"})
+# Claude Code caps every hook output string at 10,000 characters; stay under it.
+MAX_OUTPUT_CHARS = 9_500
 
 
 @dataclass
@@ -133,6 +127,8 @@ def prepare(
         )
 
     if isinstance(event, SessionStarted):
+        from memory_layer.hooks.inject import plan_session_start
+
         # The agent's context starts empty at startup, /clear and compaction; on resume
         # it still holds what was injected before, so those stay "already shown".
         if event.source != "resume":
@@ -142,6 +138,9 @@ def prepare(
         return _reply(conn, event, plan, project, now)
 
     if isinstance(event, PromptSubmitted):
+        from memory_layer.hooks.inject import plan_prompt
+        from memory_layer.hooks.inject import prompt_query as make_query
+
         query = make_query(event.prompt, config)
         shown = store.shown_in_context(conn, event.session_id)
         plan = plan_prompt(
@@ -228,11 +227,13 @@ def deferred(
 def _reply(
     conn: sqlite3.Connection,
     event: Event,
-    plan: Plan,
+    plan: Any,
     project: str,
     now: datetime,
     also: Callable[[], None] | None = None,
 ) -> Reply:
+    from memory_layer.hooks.inject import commit
+
     def write() -> None:
         if also is not None:
             also()
