@@ -299,3 +299,14 @@ def test_engine_with_the_real_model_backfills_keyword_only_memories(
     lifecycle.stop()
     write_config(user_home, "engine:\n  enabled: false\n")
     assert Claude(user_home, claude.project).context("UserPromptSubmit", prompt=prompt) == ""
+
+
+def test_engine_exits_when_the_database_is_replaced(claude: Claude) -> None:
+    seed(MEMORY)
+    lifecycle.spawn(force=True)
+    assert lifecycle.wait_until_ready(20)
+    db = claude.home / "memories.db"
+    copy = claude.home / "restored.db"
+    copy.write_bytes(db.read_bytes())
+    os.replace(copy, db)  # what restoring a backup does
+    assert wait_for(lambda: lifecycle.running_pid() is None, 10)

@@ -17,8 +17,9 @@ embeddings for memories written keyword-only, in batches it interrupts as soon
 as a hook event waits, and finishes sessions that SessionEnd left pending.
 
 The engine exits after ``engine.idle_timeout_s`` without requests, on
-``stop``/SIGTERM, and when its socket or lock file disappears (its user
-directory was removed), so it cannot outlive its purpose.
+``stop``/SIGTERM, when its socket or lock file disappears (its user directory
+was removed) and when the database file is replaced (a restored backup), so it
+cannot outlive its purpose or serve a stale store.
 """
 
 from __future__ import annotations
@@ -295,6 +296,10 @@ def serve() -> int:
         os.replace(f"{path}.{os.getpid()}", path)
         st = os.stat(path)
         sock_ident = (st.st_dev, st.st_ino)
+        from memory_layer.paths import db_path
+
+        st = os.stat(db_path())
+        db_ident = (st.st_dev, st.st_ino)
         engine.publish(config)
         signal.signal(signal.SIGTERM, lambda *_: engine.stopping.set())
         signal.signal(signal.SIGINT, lambda *_: engine.stopping.set())
@@ -317,6 +322,11 @@ def serve() -> int:
                 break
             if not _same_file(path, sock_ident) or not _same_file(lock_path(), lock_ident):
                 say("socket or lock file removed; exiting")
+                break
+            if not _same_file(str(db_path()), db_ident):
+                # Restored from a backup or moved: our connections hold the old file.
+                # The next hook starts a fresh engine on the new one.
+                say("the database file was replaced; exiting")
                 break
         engine.stopping.set()
         worker.join(timeout=30)
