@@ -528,3 +528,32 @@ def test_scripted_session_learns_and_later_prompts_get_it(claude: Claude, tmp_pa
     # The same project under another checkout path, same remote: same memories.
     clone = make_project(tmp_path / "elsewhere" / "shop-clone")
     assert "uv" in Claude(claude.home, clone).context("SessionStart", source="startup")
+
+
+def test_cli_hook_command_is_the_same_door(claude: Claude) -> None:
+    import subprocess
+    import sys
+
+    seed(claude, "psycopg2 connection refused on 5432: run `docker compose up -d db`.", "command")
+    payload = claude.payload("UserPromptSubmit", prompt="psycopg2 connection refused 5432")
+    done = subprocess.run(
+        [sys.executable, "-m", "memory_layer", "hook", "UserPromptSubmit"],
+        input=json.dumps(payload).encode(),
+        capture_output=True,
+        cwd=claude.project,
+        env={**claude.env, "PYTHONSAFEPATH": "1"},
+        timeout=60,
+    )
+    assert done.returncode == 0
+    out = json.loads(done.stdout)["hookSpecificOutput"]
+    assert (
+        out["hookEventName"] == "UserPromptSubmit" and "docker compose" in out["additionalContext"]
+    )
+    bad = subprocess.run(
+        [sys.executable, "-m", "memory_layer", "hook", "UserPromptSubmit"],
+        input=b"garbage",
+        capture_output=True,
+        env={**claude.env, "PYTHONSAFEPATH": "1"},
+        timeout=60,
+    )
+    assert bad.returncode == 0 and bad.stdout == b""
