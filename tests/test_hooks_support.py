@@ -49,7 +49,12 @@ class Claude:
             for key, value in os.environ.items()
             if not key.startswith(("MEMORY_LAYER_", "CLAUDE_"))
         }
+        # A home of its own: no ~/.gitconfig, ~/.claude/tasks or other state of the
+        # machine's user leaks into what the hooks see.
+        fake_home = project.parent / "user-home"
+        fake_home.mkdir(exist_ok=True)
         self.env.update(
+            HOME=str(fake_home),
             MEMORY_LAYER_HOME=str(home),
             MEMORY_LAYER_PYTHON=sys.executable,
             CLAUDE_PROJECT_DIR=str(project),
