@@ -557,3 +557,16 @@ def test_cli_hook_command_is_the_same_door(claude: Claude) -> None:
         timeout=60,
     )
     assert bad.returncode == 0 and bad.stdout == b""
+
+
+def test_pending_work_respects_an_opt_out_added_after_the_session(claude: Claude) -> None:
+    claude.say("user", "Remember that releases are cut from the release branch, never main.")
+    claude.hook("SessionEnd", reason="logout")
+    (claude.project / ".memory-layer-ignore").write_text("")
+    Claude(claude.home, make_project(claude.project.parent / "other")).hook(
+        "SessionStart", source="startup"
+    )
+    assert memories(claude.home) == []
+    conn = claude.db()
+    assert conn.execute("SELECT pending FROM sessions").fetchall() == [(0,), (0,)]
+    conn.close()

@@ -237,25 +237,28 @@ def process_pending(
     conn: sqlite3.Connection, config: dict[str, Any], *, embedder: Any, now: datetime
 ) -> int:
     """Finish what SessionEnd left: extract the rest of each ended session's transcript."""
+    from memory_layer.hooks.handlers import skip_reason
+
     done = 0
     for session in store.pending_sessions(conn):
+        ended = SessionEnded(
+            name="SessionEnd", session_id=session.session_id, cwd=session.cwd or ""
+        )
         try:
-            if session.transcript_path and session.project:
-                extract_transcript(
-                    conn,
-                    session.transcript_path,
-                    session_id=session.session_id,
-                    project=session.project,
-                    source="hook:SessionEnd",
-                    config=config,
-                    embedder=embedder,
-                    now=now,
-                    main=True,
-                )
-            if session.project:
-                ended = SessionEnded(
-                    name="SessionEnd", session_id=session.session_id, cwd=session.cwd or ""
-                )
+            # Opted out since it ended (ignore file, config): leave it alone.
+            if session.project and not skip_reason(ended, session.project, config):
+                if session.transcript_path:
+                    extract_transcript(
+                        conn,
+                        session.transcript_path,
+                        session_id=session.session_id,
+                        project=session.project,
+                        source="hook:SessionEnd",
+                        config=config,
+                        embedder=embedder,
+                        now=now,
+                        main=True,
+                    )
                 task_hook(conn, ended, session.project, config)
         except Exception as exc:  # one bad transcript must not block the queue forever
             log(f"pending extraction failed for session {session.session_id}", exc=exc)
