@@ -305,6 +305,7 @@ def summary(name: str, times: list[float], target: str = "") -> dict[str, Any]:
         "p50_ms": round(statistics.median(times) * 1000),
         "p95_ms": round(percentile(times, 0.95) * 1000),
         "max_ms": round(max(times) * 1000),
+        "min_ms": round(min(times) * 1000),
         "target": target,
     }
 
@@ -431,8 +432,8 @@ def table(results: list[dict[str, Any]], runs: int) -> str:
     ]
     for r in results:
         lines.append(
-            f"| {r['scenario']} | {r['runs']} | {r['p50_ms']} | {r['p95_ms']} | "
-            f"{r['max_ms']} | {r['target']} |"
+            f"| {r['scenario']} | {r['runs']} | {r['min_ms']} | {r['p50_ms']} | "
+            f"{r['p95_ms']} | {r['max_ms']} | {r['target']} |"
         )
     return "\n".join(lines) + "\n"
 

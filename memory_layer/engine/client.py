@@ -8,7 +8,6 @@ the caller answers by itself.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import socket
@@ -28,6 +27,8 @@ def socket_path() -> str:
     path = os.path.join(run, "engine.sock")
     if len(path.encode()) <= _MAX_SOCKET_PATH:
         return path
+    import hashlib  # rarely needed: keep it off the hook's import path
+
     digest = hashlib.sha1(run.encode()).hexdigest()[:16]
     return os.path.join("/tmp", f"memory-layer-{os.getuid()}-{digest}.sock")
 

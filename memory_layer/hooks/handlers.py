@@ -34,8 +34,6 @@ from memory_layer.hooks.where import fast_project, ignore_file, ignored_by_confi
 from memory_layer.models import iso, utcnow
 
 QUERY_EVENTS = frozenset({"SessionStart", "UserPromptSubmit"})
-# Claude Code caps every hook output string at 10,000 characters; stay under it.
-MAX_OUTPUT_CHARS = 9_500
 
 
 @dataclass
@@ -50,6 +48,8 @@ def context_output(event_name: str, text: str) -> str:
     """The JSON form Claude Code reads as additionalContext (≤ 10,000 characters)."""
     if not text:
         return ""
+    from memory_layer.hooks.inject import MAX_OUTPUT_CHARS
+
     if len(text) > MAX_OUTPUT_CHARS:
         text = text[: MAX_OUTPUT_CHARS - 1] + "…"
     return json.dumps(

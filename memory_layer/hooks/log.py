@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import time
-import traceback
 
 MAX_BYTES = 1024 * 1024  # then hooks.log moves to hooks.log.1 (one generation kept)
 
@@ -32,6 +31,8 @@ def log(message: str, *, exc: BaseException | None = None) -> None:
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         lines = [f"{stamp} hook[{os.getpid()}] {message}"]
         if exc is not None:
+            import traceback  # only when something went wrong
+
             tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
             lines.append(tb[-4000:].rstrip())
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)

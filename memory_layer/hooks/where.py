@@ -10,7 +10,6 @@ cases it cannot decide cheaply (``include``/``insteadOf`` rewriting) to
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import re
 from collections.abc import Iterable
@@ -148,6 +147,8 @@ def ignored_by_config(project: str, directories: Iterable[str], patterns: Iterab
 
     A pattern that names a directory also covers everything below it.
     """
+    import fnmatch
+
     dirs = [os.path.normpath(os.path.expanduser(d)) for d in directories if d]
     for raw in patterns:
         pattern = raw.strip()
