@@ -418,10 +418,11 @@ def write_results(curve: list[dict], summary: dict, args: argparse.Namespace) ->
         f"Machine: {platform.platform()}, {cpu}, {os.cpu_count()} CPUs, "
         f"Python {platform.python_version()}.",
         "",
-        "Precision@1 is measured before each round's sessions. *recall* = what "
-        "`memory-layer recall` and injection rank (sinking memories withheld); *raw* = "
-        "every memory ranked. The no-learning baseline stays at round 0's value because "
-        "without outcome events no ranking changes.",
+        "Precision@1 is measured before each round's sessions. *recall* = `recall()` "
+        "with sinking memories withheld, as `memory-layer recall` and the injection hook "
+        "call it (injection also applies its own relevance floor); *raw* = every memory "
+        "ranked. The no-learning baseline stays at round 0's value because without "
+        "outcome events no ranking changes.",
         "",
         f"Baseline (no learning): P@1 {summary['baseline']['recall']:.2f}. After "
         f"{args.rounds} rounds: recall {summary['final']['recall']:.2f}, raw "
