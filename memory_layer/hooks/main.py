@@ -66,7 +66,8 @@ def _in_process(event: Event) -> str:
                 log("SessionStart: deferred work failed", exc=exc)
     finally:
         conn.close()
-    if engine_on and event.name != "SessionEnd":
+    # The engine needs POSIX (flock, Unix sockets); elsewhere every hook works in-process.
+    if engine_on and event.name != "SessionEnd" and os.name == "posix":
         # SessionEnd has 1.5 s shared by every hook: the next session starts the engine.
         try:
             from memory_layer.engine.lifecycle import spawn
