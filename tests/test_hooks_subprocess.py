@@ -570,3 +570,24 @@ def test_pending_work_respects_an_opt_out_added_after_the_session(claude: Claude
     conn = claude.db()
     assert conn.execute("SELECT pending FROM sessions").fetchall() == [(0,), (0,)]
     conn.close()
+
+
+@pytest.mark.parametrize(
+    ("name", "content"),
+    [("memories.db", b"this is not a database" * 100), ("config.yaml", b"hooks: [unclosed\n")],
+)
+def test_broken_store_or_config_fails_open_and_is_logged(
+    claude: Claude, name: str, content: bytes
+) -> None:
+    (claude.home / name).write_bytes(content)
+    for event, fields in (
+        ("SessionStart", {"source": "startup"}),
+        ("UserPromptSubmit", {"prompt": "how do I run the tests"}),
+        ("PostToolUse", {"tool_name": "Bash", "tool_input": {"command": "make test"}}),
+        ("SessionEnd", {"reason": "other"}),
+    ):
+        done = claude.raw(event, json.dumps(claude.payload(event, **fields)).encode())
+        assert (done.returncode, done.stdout) == (0, b""), event
+    log = claude.log()
+    assert "failed (fail-open" in log
+    assert ("not a memory-layer database" in log) or ("config.yaml" in log)
