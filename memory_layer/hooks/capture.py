@@ -19,7 +19,7 @@ from typing import Any
 from memory_layer.capture.candidate import Candidate
 from memory_layer.hooks import store
 from memory_layer.hooks.events import SessionEnded, ToolUsed
-from memory_layer.hooks.inject import _optional
+from memory_layer.hooks.layers import optional
 from memory_layer.hooks.log import log
 from memory_layer.models import iso
 
@@ -30,7 +30,7 @@ TASK_TOOLS = frozenset({"TaskCreate", "TaskUpdate"})
 
 def initial_status(source: str, config: dict[str, Any]) -> str:
     """The trust policy decides whether captured memories wait for review."""
-    fn = _optional("memory_layer.trust.policy", "initial_status")
+    fn = optional("memory_layer.trust.policy", "initial_status")
     if fn is None:
         return "active"
     return str(fn(source, config))
@@ -177,7 +177,7 @@ def task_hook(conn: sqlite3.Connection, event: Any, project: str, config: dict[s
     there too: outcome learning reconciles the session's task files from disk,
     catching task changes whose hooks were missed.
     """
-    fn = _optional("memory_layer.outcomes.claude", "on_hook_event")
+    fn = optional("memory_layer.outcomes.claude", "on_hook_event")
     if fn is None:
         return
     try:

@@ -11,15 +11,14 @@ agent never saw.
 
 from __future__ import annotations
 
-import importlib
-import inspect
 import re
 import sqlite3
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from memory_layer.hooks.layers import bind, optional
 from memory_layer.hooks.log import log
 from memory_layer.models import Memory, iso
 from memory_layer.retrieval.scoring import frequency_term, outcome_term, recency_term
@@ -61,48 +60,19 @@ class Plan:
     chosen: tuple[tuple[Memory, float], ...] = ()
     kind: str = "injected"
     query: str | None = None
-    notes: dict[str, Any] = field(default_factory=dict, compare=False)
 
 
-# --- optional layers: trust (withheld records) and outcomes (proven, sinking) --------
-
-
-def _optional(module: str, name: str) -> Callable[..., Any] | None:
-    """A function from another layer if it exists yet; its absence is not an error."""
-    try:
-        mod = importlib.import_module(module)
-    except ModuleNotFoundError as exc:
-        if exc.name and module.startswith(exc.name):
-            return None
-        log(f"cannot import {module}", exc=exc)
-        return None
-    except Exception as exc:  # a broken layer must not take injection down with it
-        log(f"cannot import {module}", exc=exc)
-        return None
-    fn = getattr(mod, name, None)
-    return fn if callable(fn) else None
-
-
-def _bind(fn: Callable[..., Any], config: dict[str, Any]) -> Callable[[Memory], Any]:
-    """``fn(memory, config)`` or ``fn(memory)``, decided once: inspecting the signature
-    per candidate cost more than the recall itself."""
-    try:
-        params = len(inspect.signature(fn).parameters)
-    except (TypeError, ValueError):
-        params = 2
-    if params >= 2:
-        return lambda memory: fn(memory, config)
-    return fn
+# --- trust (withheld records) and outcomes (proven, sinking) ------------------------
 
 
 def visibility(config: dict[str, Any]) -> Callable[[Memory], bool]:
     """Withheld records (trust) and sinking ones (outcomes floor) are never injected."""
-    agent_visible = _optional("memory_layer.trust.visibility", "agent_visible")
-    is_sinking = _optional("memory_layer.outcomes", "is_sinking")
+    agent_visible = optional("memory_layer.trust.visibility", "agent_visible")
+    is_sinking = optional("memory_layer.outcomes", "is_sinking")
     floor = float((config.get("outcomes") or {}).get("floor", -0.5))
 
-    withheld = None if agent_visible is None else _bind(agent_visible, config)
-    sinking = None if is_sinking is None else _bind(is_sinking, config)
+    withheld = None if agent_visible is None else bind(agent_visible, config)
+    sinking = None if is_sinking is None else bind(is_sinking, config)
 
     def visible(memory: Memory) -> bool:
         if withheld is not None and not withheld(memory):
@@ -117,17 +87,17 @@ def visibility(config: dict[str, Any]) -> Callable[[Memory], bool]:
 def proven_test(config: dict[str, Any]) -> Callable[[Memory], bool]:
     """Outcome learning defines "proven" (outcomes.proven_min_*); without that layer,
     a memory is proven at outcome score 0.4 with two credited successes."""
-    fn = _optional("memory_layer.outcomes.scoring", "is_proven") or _optional(
+    fn = optional("memory_layer.outcomes.scoring", "is_proven") or optional(
         "memory_layer.outcomes", "is_proven"
     )
     if fn is not None:
-        proven = _bind(fn, config)
+        proven = bind(fn, config)
         return lambda memory: bool(proven(memory))
     return lambda m: m.outcome_score >= 0.4 and m.success_count >= 2
 
 
 def agent_statuses(config: dict[str, Any]) -> tuple[str, ...]:
-    fn = _optional("memory_layer.trust.visibility", "agent_statuses")
+    fn = optional("memory_layer.trust.visibility", "agent_statuses")
     if fn is None:
         return ("active",)
     try:
