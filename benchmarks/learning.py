@@ -11,11 +11,11 @@ learning recall puts it first for most topics (15 of 20). Each round, every topi
    them in ``usage``;
 2. ``TaskCreated`` opens a task;
 3. the agent acts on the top injected memory (rank 1 in ``usage`` for the session):
-   a ``PostToolUse`` Bash running its command, or an Edit applying its code, then a
-   ``Stop`` whose last assistant message names what it applied;
+   a ``PostToolUse`` Bash running its command, or an Edit applying its code;
 4. the task completes with probability 1 − noise if that memory is the good fix, and
    with probability noise if it is the bad one (or 0.5 when nothing was injected);
-   completion is ``TaskCompleted``, failure is ``PostToolUse`` TaskUpdate ``deleted``.
+   completion is ``TaskCompleted``, failure is ``PostToolUse`` TaskUpdate ``deleted``;
+5. ``Stop`` ends the turn with the agent's closing message naming what it applied.
 
 Every event goes through ``memory_layer.hooks.main.dispatch(name, stdin_bytes, env)``,
 the function ``python -m memory_layer.hooks <Event>`` runs — in this process by
@@ -338,15 +338,6 @@ def main() -> None:
                             },
                         },
                     )
-                # The agent's closing message says what it did, as Claude's usually does.
-                hooks(
-                    "Stop",
-                    {
-                        **base,
-                        "stop_hook_active": False,
-                        "last_assistant_message": f"Done: applied `{code}`.",
-                    },
-                )
             p_success = (
                 0.5 if acted is None else (1 - args.noise if acted in good_ids else args.noise)
             )
@@ -364,6 +355,11 @@ def main() -> None:
                         "tool_response": {"success": True, "taskId": "1"},
                     },
                 )
+            # The turn ends: Stop carries the agent's closing message, which (as Claude's
+            # usually does) says what it applied. It arrives after the task closed and
+            # counts through the re-judging of the tasks closed during the turn.
+            message = f"Applied `{code}`." if acted is not None else "Tried a few things."
+            hooks("Stop", {**base, "stop_hook_active": False, "last_assistant_message": message})
         curve.append(
             {
                 "round": round_no,

@@ -426,3 +426,31 @@ def test_learning_series_counts_days(db: Any, rivals: dict[str, str]) -> None:
     assert today["proven"] == 1 and today["memories"] == 3
     assert today["proven_share"] == pytest.approx(1 / 3, abs=1e-3)
     assert series[0]["successes"] == 0
+
+
+def test_the_closing_message_of_the_turn_counts_as_evidence(
+    db: Any, rivals: dict[str, str]
+) -> None:
+    _create(db, "s1", "1", 2)
+    first = _complete(db, "s1", "1", 3)  # no events yet: the unobserved guess, 0.5
+    assert {c["weight"] for c in first.credits} == {0.5}
+    # Claude's closing message arrives with Stop, after the task was marked completed.
+    event(db, "s1", 4, "assistant", text="Fixed: ran `docker compose up -d db`, tests pass.")
+    report = on_hook_event(db, claude_event("Stop", "s1", 4))
+    assert [r["action"] for r in report.applied] == ["rejudged"]
+    good = get_memory(db, rivals["good"])
+    assert (good.outcome_score, good.success_count) == (pytest.approx(0.2), 1)
+    bad = get_memory(db, rivals["bad"])  # the guess is replaced: shown, not used
+    assert (bad.outcome_score, bad.success_count) == (0.0, 0)
+    ops = len(history(db, rivals["good"]))
+    assert on_hook_event(db, claude_event("Stop", "s1", 4.5)).applied == []  # replay
+    # The next turn's Stop does not reach back to tasks closed in earlier turns.
+    event(db, "s1", 5, "prompt", text="thanks, now the docs")
+    event(db, "s1", 6, "assistant", text="Per the memory: `PGHOST=127.0.0.1`.")
+    assert on_hook_event(db, claude_event("Stop", "s1", 6)).applied == []
+    assert len(history(db, rivals["good"])) == ops
+    assert get_memory(db, rivals["bad"]).outcome_score == 0.0
+    # Undo still reverses exactly what is in effect.
+    outcomes.undo_outcome(db, first.task_id, actor="t")
+    good = get_memory(db, rivals["good"])
+    assert (good.outcome_score, good.success_count, good.use_count) == (0.0, 0, 0)

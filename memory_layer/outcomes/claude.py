@@ -7,7 +7,9 @@ Signals, all mapped onto lifecycle.transition:
   ``pending`` → open (a reopen if it was closed), ``in_progress`` → start,
   ``completed`` → close as success, ``deleted`` → close as failure;
 - SessionStart / SessionEnd / Stop → reconcile this session's task list from disk,
-  catching events that were missed (a hook that timed out, a plugin installed late).
+  catching events that were missed (a hook that timed out, a plugin installed late);
+- Stop → also judge again the tasks that closed during the turn: the assistant's
+  closing message arrives with Stop, usually after the task was marked completed.
 
 A task still in progress when its session ends stays open: no credit either way.
 
@@ -32,6 +34,7 @@ from memory_layer.outcomes.lifecycle import (
     START,
     OutcomeResult,
     ensure_task,
+    rejudge_turn,
     transition,
 )
 from memory_layer.outcomes.rules import FAILURE, SUCCESS, settings
@@ -97,7 +100,14 @@ def on_hook_event(conn: Conn, event: dict[str, Any]) -> OutcomeResult | dict[str
     name = _str(event.get("hook_event_name")) or ""
     if name in RECONCILE_EVENTS:
         list_id = list_id_for(event)
-        return reconcile(conn, list_ids=[list_id] if list_id else [], config=event.get("config"))
+        config = event.get("config") if isinstance(event.get("config"), dict) else None
+        report = reconcile(conn, list_ids=[list_id] if list_id else [], config=config)
+        session_id = _str(event.get("session_id"))
+        if name == "Stop" and session_id:
+            at = stamp(_str(event.get("at"))) or now_stamp()
+            for result in rejudge_turn(conn, session_id, at=at, source="hook:Stop", config=config):
+                report.applied.append(result.to_dict())
+        return report
     if name in TASK_EVENTS:
         task_id = _str(event.get("task_id"))
         if not task_id:

@@ -130,8 +130,13 @@ def _session_events(db: Conn, session_id: str, start: str, end: str) -> list[dic
     return [dict(zip(names, r, strict=True)) for r in rows]
 
 
-def candidates(db: Conn, task: Task, rules: Settings, *, end: str) -> list[Candidate]:
+def candidates(
+    db: Conn, task: Task, rules: Settings, *, end: str, evidence_end: str | None = None
+) -> list[Candidate]:
+    """Memories surfaced for the task by ``end``, weighed by evidence of use up to
+    ``evidence_end`` (default ``end``; later for the turn's closing message)."""
     start, end = window(db, task, rules, end)
+    until = max(end, evidence_end or end)
     found: dict[str, Candidate] = {}
     events_cache: dict[str | None, list[dict[str, Any]]] = {}
     for memory_id, session_id, surfaced_at, how in _surfacings(db, task, start, end, rules):
@@ -145,7 +150,7 @@ def candidates(db: Conn, task: Task, rules: Settings, *, end: str) -> list[Candi
         )
         if session_id not in events_cache:
             events_cache[session_id] = (
-                _session_events(db, session_id, start, end) if session_id else []
+                _session_events(db, session_id, start, until) if session_id else []
             )
         events = [e for e in events_cache[session_id] if e["at"] >= surfaced_at]
         weight, proof = _judge(memory, events, rules, session_id)
@@ -347,6 +352,56 @@ def credit_task(
             )
         )
     return out
+
+
+def rejudge_task(
+    db: Conn, task: Task, *, rules: Settings, evidence_end: str, source: str, actor: str
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Judge a closed task's memories again with evidence up to ``evidence_end``.
+
+    Weights only go up (except a weight guessed for want of events, which the events
+    now replace): the earlier credit is reversed exactly and the new one applied.
+    Returns (new credits, reversed credits).
+    """
+    if task.outcome is None or task.closed_at is None:
+        return [], []
+    live = {c["memory_id"]: c for c in live_credits(db, task.id)}
+    applied: list[dict[str, Any]] = []
+    undone: list[dict[str, Any]] = []
+    for cand in candidates(db, task, rules, end=task.closed_at, evidence_end=evidence_end):
+        old = live.get(cand.memory_id)
+        if old is not None and cand.weight == old["weight"]:
+            continue
+        # A guess made for want of events gives way to what the events now show;
+        # otherwise weights only go up.
+        guessed = old is not None and any(e.get("kind") == "unobserved" for e in old["evidence"])
+        if old is not None and cand.weight < old["weight"] and not guessed:
+            continue
+        if old is not None:
+            undone.append(
+                reverse_credit(
+                    db,
+                    old,
+                    actor=actor,
+                    source=source,
+                    reason="re-judged with the closing turn's events",
+                )
+            )
+        applied.append(
+            apply_credit(
+                db,
+                cand.memory_id,
+                task_id=task.id,
+                outcome=task.outcome,
+                weight=cand.weight,
+                evidence=cand.evidence,
+                rules=rules,
+                source=source,
+                actor=actor,
+                at=task.closed_at,
+            )
+        )
+    return applied, undone
 
 
 def live_credits(db: Conn, task_id: str) -> list[dict[str, Any]]:

@@ -19,6 +19,7 @@ from memory_layer.outcomes.credit import (
     apply_credit,
     credit_task,
     credits_where,
+    rejudge_task,
     reverse_credit,
     reverse_task,
 )
@@ -34,7 +35,7 @@ from memory_layer.outcomes.store import (
     seen_event,
     update_task,
 )
-from memory_layer.storage.conn import Conn
+from memory_layer.storage.conn import Conn, raw
 from memory_layer.storage.records import get_memory, transaction
 
 OPEN, START, CLOSE, REOPEN = "open", "start", "close", "reopen"
@@ -46,7 +47,9 @@ class OutcomeResult:
 
     task_id: str | None
     outcome: str | None
-    action: str  # opened | started | credited | corrected | reopened | undone | unchanged
+    # opened | started | updated | credited | corrected | reopened | rejudged | undone |
+    # unchanged
+    action: str
     message: str
     credits: list[dict[str, Any]] = field(default_factory=list)
     reversed: list[dict[str, Any]] = field(default_factory=list)
@@ -479,3 +482,61 @@ def restore_sinking(
             action="outcome_restore",
             context={"source": "manual", "reason": "restored from sinking to a neutral score"},
         )
+
+
+def rejudge_turn(
+    db: Conn,
+    session_id: str,
+    *,
+    at: str,
+    source: str,
+    config: dict[str, Any] | None = None,
+) -> list[OutcomeResult]:
+    """At the end of a turn (Stop), judge again the tasks that closed during it.
+
+    Claude Code hands over the assistant's closing message with the Stop hook, usually
+    after the task was marked completed; a memory that message cites was used for the
+    task, so evidence counts up to the end of the turn in which the task closed.
+    """
+    rules = settings(config)
+    results: list[OutcomeResult] = []
+    with transaction(db):
+        row = (
+            raw(db)
+            .execute(
+                "SELECT max(at) FROM session_events WHERE session_id = ? AND kind = 'prompt' "
+                "AND at <= ?",
+                [session_id, at],
+            )
+            .fetchone()
+        )
+        if not row or not row[0]:
+            return results
+        ids = raw(db).execute(
+            "SELECT id FROM tasks WHERE outcome IS NOT NULL AND closed_at >= ? "
+            "AND closed_at <= ? AND (session_id = ? OR id IN "
+            "(SELECT task_id FROM task_events WHERE session_id = ?)) ORDER BY closed_at",
+            [row[0], at, session_id, session_id],
+        )
+        for (task_id,) in ids.fetchall():
+            task = get_task_by_ref(db, task_id)
+            applied, undone = rejudge_task(
+                db,
+                task,
+                rules=rules,
+                evidence_end=at,
+                source=source,
+                actor=f"claude:{session_id}",
+            )
+            if applied:
+                results.append(
+                    OutcomeResult(
+                        task.id,
+                        task.outcome,
+                        "rejudged",
+                        f"task {task.id} re-judged at the end of its turn: {_summary(applied)}",
+                        credits=applied,
+                        reversed=undone,
+                    )
+                )
+    return results
