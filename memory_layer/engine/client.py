@@ -12,9 +12,14 @@ import json
 import os
 import socket
 import time
-from typing import Any
 
 from memory_layer.paths import run_dir
+
+# typing costs a few ms to import and the hook's fast path needs it only for type
+# checkers (annotations are strings here), so it is imported for them alone.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 # AF_UNIX paths are limited to 108 bytes on Linux (104 on macOS).
 _MAX_SOCKET_PATH = 100

@@ -16,7 +16,12 @@ import json
 import os
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any
+
+# typing costs a few ms to import and the hook's fast path needs it only for type
+# checkers (annotations are strings here), so it is imported for them alone.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "EVENT_NAMES",

@@ -12,10 +12,15 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping
-from typing import Any, BinaryIO, TextIO
 
 from memory_layer.hooks.events import Event, InvalidEvent, parse_event
 from memory_layer.hooks.log import log
+
+# typing costs a few ms to import and the hook's fast path needs it only for type
+# checkers (annotations are strings here), so it is imported for them alone.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, BinaryIO, TextIO
 
 # Claude Code's payloads are small; a bigger stdin is not an event worth parsing.
 MAX_STDIN_BYTES = 64 * 1024 * 1024
