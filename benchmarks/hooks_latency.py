@@ -269,6 +269,16 @@ class Bench:
             f"engine:\n  enabled: {'true' if engine else 'false'}\n  idle_timeout_s: 300\n"
         )
 
+    def baseline(self) -> float:
+        """The floor every hook pays: /bin/sh starting the venv's bare interpreter."""
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        began = time.perf_counter()
+        subprocess.run(["/bin/sh", "-c", f'"{sys.executable}" -c pass'], check=True)
+        took = time.perf_counter() - began
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        self.cpu.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
+        return took
+
     def run(self, event: str, **fields: Any) -> float:
         payload = {
             "session_id": fields.pop("session_id", str(uuid.uuid4())),
@@ -365,6 +375,8 @@ def measure(runs: int) -> list[dict[str, Any]]:
     results = []
     injected = {"warm": 0, "cold": 0}
     LOAD.append(os.getloadavg()[0])
+    times = [bench.baseline() for _ in range(runs)]
+    results.append(summary("baseline: `sh -c 'python -c pass'`", times, bench.cpu[-len(times) :]))
     try:
         for engine in (True, False):
             label = "engine warm" if engine else "no engine (keyword-only in the hook)"
