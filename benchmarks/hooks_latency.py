@@ -471,6 +471,18 @@ def table(results: list[dict[str, Any]], runs: int) -> str:
             f"| {r['scenario']} | {r['runs']} | {r['min_ms']} | {r['p50_ms']} | "
             f"{r['p95_ms']} | {r['max_ms']} | {r['cpu_p50_ms']} | {r['target']} |"
         )
+    lines += [
+        "",
+        "Every hook process starts an interpreter (the baseline row) and imports what it "
+        "needs; the engine rows add the round trip to the warm engine, which embeds the "
+        "prompt and runs hybrid recall (capture events are only acknowledged, their work "
+        "happens in the engine). Without the engine the hook loads config and the store "
+        "and recalls keyword-only in its own process. Wall times depend on the machine's "
+        "load (other processes compete for the 2 CPUs); CPU time is the hook's own work.",
+        "",
+        "The UserPromptSubmit relevance floor was measured separately "
+        "(`benchmarks/hooks_floor.py`); the table is in docs/hooks.md.",
+    ]
     return "\n".join(lines) + "\n"
 
 
