@@ -591,3 +591,29 @@ def test_broken_store_or_config_fails_open_and_is_logged(
     log = claude.log()
     assert "failed (fail-open" in log
     assert ("not a memory-layer database" in log) or ("config.yaml" in log)
+
+
+def test_task_success_credits_the_memory_injected_during_it(claude: Claude) -> None:
+    """The hooks feed outcome learning: a memory injected while a task was open, then
+    acted on, is credited when the task completes."""
+    pytest.importorskip("memory_layer.outcomes.claude")
+    memory = seed(
+        claude,
+        "psycopg2 connection refused on 5432: run `docker compose up -d db` first.",
+        "troubleshooting",
+    )
+    task = {"task_id": "1", "task_subject": "Fix the failing db tests"}
+    claude.hook("TaskCreated", **task)
+    assert "docker compose up -d db" in claude.context(
+        "UserPromptSubmit", prompt="psycopg2 connection refused on 5432 in the tests"
+    )
+    claude.hook(
+        "PostToolUse",
+        tool_name="Bash",
+        tool_input={"command": "docker compose up -d db"},
+        tool_response={"stdout": "Container db Started", "stderr": "", "interrupted": False},
+    )
+    claude.hook("TaskCompleted", **task)
+    claude.hook("Stop", last_assistant_message="Started the db with docker compose; tests pass.")
+    (row,) = [m for m in memories(claude.home) if m["id"] == memory.id]
+    assert row["success_count"] == 1 and row["outcome_score"] > 0

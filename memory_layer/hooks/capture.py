@@ -124,7 +124,7 @@ def on_tool(
     )
     stored: list[str] = []
     if event.tool_name in TASK_TOOLS:
-        task_hook(conn, event, project, config)
+        task_hook(conn, event, project, config, at)
     if not config["hooks"]["capture"] or event.tool_name not in SHELL_TOOLS | EDIT_TOOLS:
         return stored
     # The stored rows, not the raw payload: exactly what later calls will see.
@@ -150,7 +150,9 @@ def on_tool(
     return stored
 
 
-def task_payload(event: Any, project: str, config: dict[str, Any]) -> dict[str, Any]:
+def task_payload(
+    event: Any, project: str, config: dict[str, Any], at: str | None = None
+) -> dict[str, Any]:
     """The plain dict outcome learning takes (see memory_layer.outcomes.claude)."""
     payload = {
         "hook_event_name": event.name,
@@ -167,10 +169,18 @@ def task_payload(event: Any, project: str, config: dict[str, Any]) -> dict[str, 
     }
     if getattr(event, "team_name", ""):
         payload["team_name"] = event.team_name
+    if at:
+        payload["at"] = at  # when the hook saw it: the same stamp as its session events
     return payload
 
 
-def task_hook(conn: sqlite3.Connection, event: Any, project: str, config: dict[str, Any]) -> None:
+def task_hook(
+    conn: sqlite3.Connection,
+    event: Any,
+    project: str,
+    config: dict[str, Any],
+    at: str | None = None,
+) -> None:
     """Hand task events to outcome learning, when that layer is installed.
 
     Besides task events proper, SessionStart, Stop and (deferred) SessionEnd go
@@ -181,7 +191,7 @@ def task_hook(conn: sqlite3.Connection, event: Any, project: str, config: dict[s
     if fn is None:
         return
     try:
-        fn(conn, task_payload(event, project, config))
+        fn(conn, task_payload(event, project, config, at))
     except Exception as exc:  # outcome learning failing must not fail capture
         log(f"outcomes.claude.on_hook_event failed for {event.name}", exc=exc)
 

@@ -201,7 +201,7 @@ def prepare(
     if isinstance(event, TaskEvent):
         from memory_layer.hooks.capture import task_hook
 
-        task_hook(conn, event, project, config)
+        task_hook(conn, event, project, config, at)
         return Reply()
     return Reply()
 
@@ -271,7 +271,7 @@ def _on_stop(
     if not subagent:
         from memory_layer.hooks.capture import task_hook
 
-        task_hook(conn, event, project, config)
+        task_hook(conn, event, project, config, at)
     extract_transcript(
         conn,
         path,
