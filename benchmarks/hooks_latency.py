@@ -347,6 +347,11 @@ INJECTED: dict[str, float] = {}
 
 def measure(runs: int) -> list[dict[str, Any]]:
     cached = build_cache()
+    # pip compiles an installed package to bytecode; a checkout edited under
+    # PYTHONDONTWRITEBYTECODE=1 has stale .pyc files and every hook would recompile.
+    subprocess.run(
+        [sys.executable, "-m", "compileall", "-q", str(ROOT / "memory_layer")], check=True
+    )
     work = Path(tempfile.mkdtemp(prefix="ml-hooks-bench-"))
     home = work / "home"
     home.mkdir()
