@@ -57,7 +57,7 @@ def _mapping(value: Any) -> dict[str, Any]:
     return dict(value) if isinstance(value, Mapping) else {}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False, eq=False)
 class Event:
     """Fields every hook event has. ``name`` is the hook event we were started for."""
 
@@ -83,19 +83,32 @@ class Event:
         data["type"] = type(self).__name__
         return data
 
+    # Written once here rather than generated for each of the eight classes: every hook
+    # process defines them, and generating methods costs import time on the hot path.
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return self.to_dict() == other.to_dict()  # type: ignore[attr-defined]
 
-@dataclass(frozen=True)
+    __hash__ = None  # type: ignore[assignment]  # equal by value, holds a dict: unhashable
+
+    def __repr__(self) -> str:
+        fields_ = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in fields(self))
+        return f"{type(self).__name__}({fields_})"
+
+
+@dataclass(frozen=True, repr=False, eq=False)
 class SessionStarted(Event):
     source: str = ""  # startup | resume | clear | compact | fork
     model: str = ""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False, eq=False)
 class PromptSubmitted(Event):
     prompt: str = ""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False, eq=False)
 class ToolUsed(Event):
     """PostToolUse and PostToolUseFailure."""
 
@@ -111,7 +124,7 @@ class ToolUsed(Event):
         return self.error is not None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False, eq=False)
 class Stopped(Event):
     """Stop and SubagentStop."""
 
@@ -120,18 +133,18 @@ class Stopped(Event):
     agent_transcript_path: str = ""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False, eq=False)
 class Compacting(Event):
     trigger: str = ""
     custom_instructions: str = ""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False, eq=False)
 class SessionEnded(Event):
     reason: str = ""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False, eq=False)
 class TaskEvent(Event):
     """TaskCreated and TaskCompleted."""
 
