@@ -177,18 +177,30 @@ def locomo_benchmark(cfg, embedder, k: int = 10) -> dict:
 
 
 def main() -> None:
+    global MODES
     parser = argparse.ArgumentParser()
     parser.add_argument("--skip-locomo", action="store_true")
     parser.add_argument("--keyword-weight", type=float)
+    parser.add_argument("--vector-weight", type=float)
+    parser.add_argument("--locomo-only", action="store_true")
+    parser.add_argument("--modes", default=",".join(MODES))
     parser.add_argument("--show-misses", action="store_true")
     args = parser.parse_args()
     cfg = load_config()
     if args.keyword_weight is not None:
         cfg["retrieval"]["keyword_weight"] = args.keyword_weight
+    if args.vector_weight is not None:
+        cfg["retrieval"]["vector_weight"] = args.vector_weight
+    MODES = tuple(args.modes.split(","))
     embedder = get_embedder(cfg)
     if embedder is None:
         sys.exit("The embedding model did not load; run `memory-layer doctor`.")
-    print(f"keyword_weight={cfg['retrieval']['keyword_weight']}")
+    print(f"keyword_weight={cfg['retrieval']['keyword_weight']} "
+          f"vector_weight={cfg['retrieval']['vector_weight']}")
+    if args.locomo_only:
+        for mode, s in locomo_benchmark(cfg, embedder).items():
+            print(f"{mode:<8} questions {s['questions']}  R@10 {s['R@10']:.3f}")
+        return
     coding = coding_benchmark(cfg, embedder)
     print("\nCoding memories (144 memories, 432 queries)")
     print(f"{'mode':<8} {'bucket':<18} {'n':>4} {'hit@1':>6} {'hit@8':>6}")

@@ -44,6 +44,8 @@ DEFAULTS: dict[str, Any] = {
     "retrieval": {
         # Scale of keyword evidence inside the noisy-OR similarity (scoring.fuse); 0 = vectors only.
         "keyword_weight": 1.0,
+        # Scale of vector evidence inside the same noisy-OR; 0 = keywords only.
+        "vector_weight": 1.0,
         "candidates": 50,
         # Results with less similarity than this are dropped: no evidence, no result.
         "min_similarity": 0.02,

@@ -65,10 +65,15 @@ def frequency_term(use_count: int, saturation_uses: int) -> float:
     return clamp(math.log1p(use_count) / math.log1p(max(1, saturation_uses)))
 
 
-def fuse(keyword: float | None, vector: float | None, keyword_weight: float = 1.0) -> float:
+def fuse(
+    keyword: float | None,
+    vector: float | None,
+    keyword_weight: float = 1.0,
+    vector_weight: float = 1.0,
+) -> float:
     """Similarity from keyword evidence (0..1: BM25 relative to the best hit, times the
     IDF-weighted share of query terms present, squared) and vector evidence (rescaled
-    cosine, 0..1), combined as a noisy-OR: 1 − (1 − k·keyword)(1 − vector).
+    cosine, 0..1), combined as a noisy-OR: 1 − (1 − wk·keyword)(1 − wv·vector).
 
     Either kind of evidence alone can carry a result: a paraphrase sharing no words
     scores exactly as it would on vectors alone, and an exact identifier scores fully
@@ -80,7 +85,7 @@ def fuse(keyword: float | None, vector: float | None, keyword_weight: float = 1.
     kw = clamp((keyword or 0.0) * keyword_weight)
     if vector is None:
         return kw
-    return clamp(1.0 - (1.0 - kw) * (1.0 - clamp(vector)))
+    return clamp(1.0 - (1.0 - kw) * (1.0 - clamp(vector * vector_weight)))
 
 
 def blend(

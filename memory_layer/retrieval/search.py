@@ -211,8 +211,14 @@ def recall(
     intents = detect_intents(query)
     boosts = boosted_categories(intents)
     keyword_weight = float(settings["keyword_weight"])
+    vector_weight = float(settings["vector_weight"])
     terms = query_term_weights(db, query) if keyword else []
     min_similarity = float(settings["min_similarity"])
+    covered = {
+        rowid: coverage(terms, memories[rowid].text)
+        for rowid in keyword
+        if rowid in memories and best_bm25 > 0
+    }
     scored: list[Scored] = []
     for rowid in rowids:
         memory = memories.get(rowid)
@@ -228,15 +234,16 @@ def recall(
         # whether the match is strong at all. Without it, the top keyword hit of a
         # paraphrase sharing one word would score 1.0 and drown the vector evidence.
         kw = cov = 0.0
-        if rowid in keyword and best_bm25 > 0:
-            cov = coverage(terms, memory.text)
+        if rowid in covered:
+            cov = covered[rowid]
             kw = (keyword[rowid] / best_bm25) * cov
         # Memories written while keyword-only have no vector yet: judge them on keywords.
         has_vector = rowid in cosines and memory.embedding_model == model_id
         vec = vector_similarity(cosines[rowid]) if has_vector else None
         # Next to vector evidence, partial keyword matches count quadratically less
         # (measured: linear let one shared word outrank better paraphrase hits).
-        similarity = fuse(kw * cov if vec is not None else kw, vec, keyword_weight)
+        keyword_evidence = kw * cov if vec is not None else kw
+        similarity = fuse(keyword_evidence, vec, keyword_weight, vector_weight)
         if similarity < min_similarity:
             continue
         explain = {
