@@ -153,21 +153,41 @@ def test_post_tool_use_failure_records_error(claude: Claude) -> None:
     assert memories(claude.home) == []  # a failure alone teaches nothing yet
 
 
-def test_post_tool_use_edit_and_write_record_file_paths(claude: Claude) -> None:
+def test_post_tool_use_edits_record_file_paths_and_written_text(claude: Claude) -> None:
     edit = fixture("post_tool_use_edit.tool_response.captured.json")
     claude.hook(
         "PostToolUse",
         tool_name="Edit",
-        tool_input={"file_path": edit["filePath"], "old_string": "a", "new_string": "b"},
+        tool_input={
+            "file_path": edit["filePath"],
+            "old_string": edit["oldString"],
+            "new_string": edit["newString"],
+        },
         tool_response=edit,
     )
     write = fixture("post_tool_use_write.docs.json")
     write.update(session_id=claude.session_id, cwd=str(claude.project))
     assert claude.raw("PostToolUse", json.dumps(write).encode()).returncode == 0
-    assert [(e[1], e[5]) for e in events(claude)] == [
-        ("Edit", edit["filePath"]),
-        ("Write", "/path/to/file.txt"),
+    claude.hook(
+        "PostToolUse",
+        tool_name="MultiEdit",
+        tool_input={
+            "file_path": "/srv/app/.env.example",
+            "edits": [
+                {"old_string": "A=1", "new_string": "TIMEOUT=30"},
+                {"old_string": "B=2", "new_string": f"GITHUB_TOKEN={SECRET}"},
+            ],
+        },
+        tool_response={"filePath": "/srv/app/.env.example"},
+    )
+    rows = [(e[1], e[5], e[6]) for e in events(claude)]
+    assert rows[:2] == [
+        ("Edit", edit["filePath"], edit["newString"]),
+        ("Write", "/path/to/file.txt", "file content"),
     ]
+    tool, path, text = rows[2]
+    assert (tool, path) == ("MultiEdit", "/srv/app/.env.example")
+    assert "TIMEOUT=30" in text and SECRET not in text and "[REDACTED" in text
 
 
 def test_task_events_are_recorded_and_reach_outcomes(claude: Claude) -> None:

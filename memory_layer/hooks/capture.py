@@ -93,7 +93,26 @@ def _tool_fields(event: ToolUsed) -> dict[str, Any]:
         "ok": not failed,
         "error": error,
         "file_path": tool.file_path,
+        "text": edit_text(event.tool_input) if event.tool_name in EDIT_TOOLS else "",
     }
+
+
+def edit_text(tool_input: dict[str, Any]) -> str:
+    """The text an edit wrote (Edit new_string, Write content, MultiEdit's new strings).
+
+    Outcome learning reads it as evidence that a surfaced fix was applied; the store
+    cleans and bounds it like every session-event text.
+    """
+
+    def text(value: Any) -> str:
+        return value if isinstance(value, str) else ""
+
+    parts = [text(tool_input.get("new_string")), text(tool_input.get("content"))]
+    edits = tool_input.get("edits")
+    if isinstance(edits, list):
+        parts += [text(e.get("new_string")) for e in edits if isinstance(e, dict)]
+    parts.append(text(tool_input.get("new_source")))  # NotebookEdit
+    return "\n".join(p for p in parts if p)
 
 
 def on_tool(
@@ -120,6 +139,7 @@ def on_tool(
         ok=fields["ok"],
         error=fields["error"] or None,
         file_path=fields["file_path"] or None,
+        text=fields["text"] or None,
         at=at,
     )
     stored: list[str] = []
