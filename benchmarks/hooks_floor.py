@@ -95,15 +95,18 @@ def run(mode: str, grid: list[dict[str, Any]]) -> list[dict[str, Any]]:
         noise = 0
         for i, (text, project, target) in enumerate(prompts):
             kind = "question" if i % 2 == 0 else "paraphrase"
-            passed = [s.memory.id for s in cache[(text, project)] if relevant(s, text, config)][:5]
+            found = cache[(text, project)]
+            best = max((float(s.explain.get("bm25") or 0.0) for s in found), default=0.0)
+            passed = [s.memory.id for s in found if relevant(s, text, config, best)][:5]
             total[kind] += 1
             hit[kind] += target in passed
             noise += len([m for m in passed if m != target])
-        chatter = sum(
-            len([s for s in cache[(c, p)] if relevant(s, c, config)][:5])
-            for c in CHATTER
-            for p in projects[:3]
-        )
+        chatter = 0
+        for c in CHATTER:
+            for p in projects[:3]:
+                found = cache[(c, p)]
+                best = max((float(s.explain.get("bm25") or 0.0) for s in found), default=0.0)
+                chatter += len([s for s in found if relevant(s, c, config, best)][:5])
         results.append(
             {
                 "mode": mode,

@@ -202,3 +202,29 @@ def test_output_is_factual_and_bounded(db, cfg) -> None:  # type: ignore[no-unty
     assert text.startswith("Memories from earlier sessions")
     assert len(text) <= 10_000
     assert not any(word in text.lower() for word in ("you must", "always obey", "system:"))
+
+
+def test_a_withheld_best_match_does_not_hide_the_next_one(db, cfg) -> None:  # type: ignore[no-untyped-def]
+    # The sinking memory is BM25's best hit by far. Recall normalises keyword
+    # similarity by it (0.14 for the good fix here); the floor judges the memories the
+    # agent may see against the best of those instead.
+    add(
+        db,
+        cfg,
+        "csv export unicode error: csv export unicode error, re-encode the csv export.",
+        "troubleshooting",
+        outcome_score=-0.9,
+    )
+    for i in range(30):
+        add(db, cfg, f"Filler memory {i} about deployments, dashboards and cron jobs.", "context")
+    good = add(
+        db,
+        cfg,
+        "A unicode error when opening the csv in the reporting job comes from the byte order "
+        "mark that Excel writes at the start of every file it saves; the reader must be "
+        "opened with encoding utf-8-sig so that the first header cell is parsed correctly "
+        "and the nightly job stops failing.",
+        "troubleshooting",
+    )
+    out = context(handle(event("UserPromptSubmit", prompt="unicode error csv export"), db, cfg))
+    assert good.text in out and "re-encode" not in out

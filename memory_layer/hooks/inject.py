@@ -245,7 +245,7 @@ def matched_terms(query: str, text: str) -> int:
     return sum(1 for term in query_terms(query)[:64] if _stem(term).search(lowered))
 
 
-def relevant(item: Any, query: str, config: dict[str, Any]) -> bool:
+def relevant(item: Any, query: str, config: dict[str, Any], best_bm25: float = 0.0) -> bool:
     """The relevance floor (docs/hooks.md): evidence that this memory is about the prompt.
 
     With vectors, the cosine to the prompt must reach ``hooks.min_cosine``: it is an
@@ -263,6 +263,10 @@ def relevant(item: Any, query: str, config: dict[str, Any]) -> bool:
     if cosine is not None and cosine >= float(hooks["min_cosine"]):
         return True
     keyword = float(explain.get("keyword") or 0.0)
+    if best_bm25 > 0 and "coverage" in explain and "bm25" in explain:
+        # Relative to the best hit the agent may see: recall normalises by the best hit
+        # of all, and when that one is withheld every other match would look weak.
+        keyword = float(explain["bm25"]) / best_bm25 * float(explain["coverage"])
     terms = matched_terms(query, item.memory.text)
     min_terms = int(hooks["min_terms"])
     if terms < min_terms:
@@ -312,10 +316,11 @@ def plan_prompt(
         now=now,
         visible=visibility(config),
     )
+    best_bm25 = max((float(item.explain.get("bm25") or 0.0) for item in results), default=0.0)
     chosen = [
         (item.memory, item.score)
         for item in results
-        if item.memory.id not in shown and relevant(item, query, config)
+        if item.memory.id not in shown and relevant(item, query, config, best_bm25)
     ][:limit]
     if not chosen:
         return Plan("", query=query)
