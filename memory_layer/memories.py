@@ -81,7 +81,7 @@ def _near_duplicate(
 ) -> tuple[Memory, float] | None:
     from memory_layer.retrieval.vectors import vector_index
 
-    index = vector_index(db, model_id)
+    index = vector_index(db, model_id, len(vector))
     hits = index.search(vector, projects=[project], limit=1)
     if not hits or hits[0][1] < threshold:
         return None

@@ -194,7 +194,7 @@ def recall(
     if embedder is not None:
         from memory_layer.retrieval.vectors import vector_index
 
-        index = vector_index(db, embedder.model_id)
+        index = vector_index(db, embedder.model_id, getattr(embedder, "dim", None))
         model_id = embedder.model_id
         qvec = embedder.embed([query])[0]
         projects = list(scope.projects) if scope.projects is not None else None

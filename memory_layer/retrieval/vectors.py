@@ -1,30 +1,102 @@
 """Brute-force cosine search over embeddings held in one numpy matrix.
 
 At 100k x 384 float32 (154 MB) a matrix product takes ~5 ms, faster than sqlite-vec
-here and with nothing to install. The matrix is derived from the BLOBs in SQLite and
-reloaded only when the database's generation counter moves.
+here and with nothing to install. The matrix is derived from the BLOBs in SQLite. A
+warm process (the engine, the dashboard) keeps it and applies only the rows listed in
+``memory_changes`` since its last look, so a write costs one row, not a reload.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import sqlite3
 from typing import TYPE_CHECKING
 
 from memory_layer.storage.conn import Conn, raw
-from memory_layer.storage.db import generation
 
 if TYPE_CHECKING:
     import numpy as np
 
+# Rows changed since the last refresh beyond which a full reload is cheaper.
+_INCREMENTAL_LIMIT = 5000
 
-@dataclass
+
 class VectorIndex:
-    model_id: str
-    generation: int
-    rowids: np.ndarray  # int64
-    matrix: np.ndarray  # float32, unit rows
-    projects: np.ndarray  # object: project or None
-    active: np.ndarray  # bool: status == 'active'
+    """Vectors of one model, with each row's project (as an integer code) and whether it
+    is active. Rows are never removed in place: a deleted or re-embedded row is masked."""
+
+    def __init__(self, model_id: str, dim: int) -> None:
+        import numpy as np
+
+        self.model_id = model_id
+        self.dim = dim
+        self.size = 0
+        self.last_change = 0
+        self.matrix = np.zeros((0, dim), dtype=np.float32)
+        self.rowids = np.zeros(0, dtype=np.int64)
+        self.codes = np.zeros(0, dtype=np.int32)
+        self.active = np.zeros(0, dtype=bool)
+        self.live = np.zeros(0, dtype=bool)  # False: deleted, or vector from another model
+        self.position: dict[int, int] = {}
+        self.project_codes: dict[str | None, int] = {}
+
+    def _code(self, project: str | None) -> int:
+        return self.project_codes.setdefault(project, len(self.project_codes))
+
+    def _reserve(self, extra: int) -> None:
+        import numpy as np
+
+        needed = self.size + extra
+        if needed <= len(self.rowids):
+            return
+        capacity = max(needed, int(len(self.rowids) * 1.5) + 64)
+
+        def grow(array: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+            bigger = np.zeros(shape, dtype=array.dtype)
+            bigger[: self.size] = array[: self.size]
+            return bigger
+
+        self.matrix = grow(self.matrix, (capacity, self.dim))
+        self.rowids = grow(self.rowids, (capacity,))
+        self.codes = grow(self.codes, (capacity,))
+        self.active = grow(self.active, (capacity,))
+        self.live = grow(self.live, (capacity,))
+
+    def put(self, rowid: int, blob: bytes | None, model: str | None, project: str | None,
+            active: bool) -> None:
+        """Insert, replace or mask one row."""
+        import numpy as np
+
+        usable = blob is not None and model == self.model_id and len(blob) == self.dim * 4
+        pos = self.position.get(rowid)
+        if pos is None:
+            if not usable:
+                return
+            self._reserve(1)
+            pos = self.size
+            self.size += 1
+            self.position[rowid] = pos
+            self.rowids[pos] = rowid
+        self.live[pos] = usable
+        if usable:
+            self.matrix[pos] = np.frombuffer(blob, dtype=np.float32)
+        self.codes[pos] = self._code(project)
+        self.active[pos] = active
+
+    def remove(self, rowid: int) -> None:
+        pos = self.position.get(rowid)
+        if pos is not None:
+            self.live[pos] = False
+
+    def _mask(self, projects: list[str | None] | None, active_only: bool) -> np.ndarray:
+        import numpy as np
+
+        mask = self.live[: self.size].copy()
+        if active_only:
+            mask &= self.active[: self.size]
+        if projects is not None:
+            wanted = [self.project_codes[p] for p in projects if p in self.project_codes]
+            mask &= np.isin(self.codes[: self.size], np.array(wanted, dtype=np.int32))
+        return mask
 
     def search(
         self,
@@ -37,68 +109,90 @@ class VectorIndex:
         """Top ``limit`` (rowid, cosine) within the given projects (None = all)."""
         import numpy as np
 
-        if len(self.rowids) == 0:
+        if self.size == 0:
             return []
-        sims = self.matrix @ query.astype(np.float32)
-        mask = self.active.copy() if active_only else np.ones(len(sims), dtype=bool)
-        if projects is not None:
-            mask &= np.isin(self.projects, np.array(projects, dtype=object))
-        candidates = np.flatnonzero(mask)
+        candidates = np.flatnonzero(self._mask(projects, active_only))
         if len(candidates) == 0:
             return []
-        scores = sims[candidates]
+        scores = self.matrix[candidates] @ query.astype(np.float32)
         k = min(limit, len(candidates))
         top = np.argpartition(-scores, k - 1)[:k]
         top = top[np.argsort(-scores[top], kind="stable")]
         return [(int(self.rowids[candidates[i]]), float(scores[i])) for i in top]
 
     def cosine(self, query: np.ndarray, rowids: list[int]) -> dict[int, float]:
-        import numpy as np
-
-        if not rowids or len(self.rowids) == 0:
-            return {}
-        positions = np.searchsorted(self.rowids, rowids)
         out: dict[int, float] = {}
-        for rowid, pos in zip(rowids, positions, strict=True):
-            if pos < len(self.rowids) and self.rowids[pos] == rowid:
+        for rowid in rowids:
+            pos = self.position.get(rowid)
+            if pos is not None and self.live[pos]:
                 out[rowid] = float(self.matrix[pos] @ query)
         return out
 
 
 _cache: dict[tuple[str, str], VectorIndex] = {}
 
+_ROW_SQL = "SELECT rowid, embedding, embedding_model, project, status = 'active' FROM memories"
 
-def vector_index(db: Conn, model_id: str) -> VectorIndex:
-    """The cached index for this database and model, reloaded if anything changed."""
-    import numpy as np
 
+def _full_load(conn: sqlite3.Connection, model_id: str, dim: int) -> VectorIndex:
+    index = VectorIndex(model_id, dim)
+    index.last_change = int(
+        conn.execute("SELECT coalesce(max(id), 0) FROM memory_changes").fetchone()[0]
+    )
+    rows = conn.execute(
+        _ROW_SQL + " WHERE embedding IS NOT NULL AND embedding_model = ? ORDER BY rowid",
+        [model_id],
+    ).fetchall()
+    index._reserve(len(rows))
+    for rowid, blob, model, project, active in rows:
+        index.put(rowid, blob, model, project, bool(active))
+    return index
+
+
+def _stored_dim(conn: sqlite3.Connection, model_id: str) -> int:
+    row = conn.execute(
+        "SELECT length(embedding) FROM memories WHERE embedding_model = ? "
+        "AND embedding IS NOT NULL LIMIT 1",
+        [model_id],
+    ).fetchone()
+    return int(row[0]) // 4 if row else 0
+
+
+def vector_index(db: Conn, model_id: str, dim: int | None = None) -> VectorIndex:
+    """The cached index for this database and model, brought up to date. ``dim`` is the
+    model's dimension when known; otherwise it is read from a stored vector."""
     conn = raw(db)
     path = conn.execute("PRAGMA database_list").fetchone()[2]
     key = (path, model_id)
-    gen = generation(conn)
-    cached = _cache.get(key)
-    if cached is not None and cached.generation == gen:
-        return cached
-    rows = conn.execute(
-        "SELECT rowid, embedding, project, status = 'active' FROM memories "
-        "WHERE embedding IS NOT NULL AND embedding_model = ? ORDER BY rowid",
-        [model_id],
+    index = _cache.get(key)
+    if index is None or (dim and index.dim != dim):
+        index = _cache[key] = _full_load(conn, model_id, dim or _stored_dim(conn, model_id))
+        return index
+    oldest = conn.execute("SELECT min(id) FROM memory_changes").fetchone()[0]
+    changed = conn.execute(
+        "SELECT DISTINCT memory_rowid, id FROM memory_changes WHERE id > ? ORDER BY id LIMIT ?",
+        [index.last_change, _INCREMENTAL_LIMIT + 1],
     ).fetchall()
-    if rows:
-        matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(
-            len(rows), -1
-        )
-    else:
-        matrix = np.zeros((0, 1), dtype=np.float32)
-    index = VectorIndex(
-        model_id=model_id,
-        generation=gen,
-        rowids=np.array([r[0] for r in rows], dtype=np.int64),
-        matrix=matrix,
-        projects=np.array([r[2] for r in rows], dtype=object),
-        active=np.array([bool(r[3]) for r in rows], dtype=bool),
-    )
-    _cache[key] = index
+    if not changed:
+        return index
+    gap = oldest is not None and oldest > index.last_change + 1
+    if gap or len(changed) > _INCREMENTAL_LIMIT or index.dim == 0:
+        index = _cache[key] = _full_load(conn, model_id, dim or _stored_dim(conn, model_id))
+        return index
+    rowids = list(dict.fromkeys(r[0] for r in changed))
+    found = {}
+    for start in range(0, len(rowids), 500):
+        chunk = rowids[start : start + 500]
+        marks = ", ".join("?" for _ in chunk)
+        for row in conn.execute(_ROW_SQL + " WHERE rowid IN (" + marks + ")", chunk):
+            found[row[0]] = row
+    for rowid in rowids:
+        row = found.get(rowid)
+        if row is None:
+            index.remove(rowid)
+        else:
+            index.put(rowid, row[1], row[2], row[3], bool(row[4]))
+    index.last_change = max(r[1] for r in changed)
     return index
 
 
