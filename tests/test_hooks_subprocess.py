@@ -637,3 +637,22 @@ def test_task_success_credits_the_memory_injected_during_it(claude: Claude) -> N
     claude.hook("Stop", last_assistant_message="Started the db with docker compose; tests pass.")
     (row,) = [m for m in memories(claude.home) if m["id"] == memory.id]
     assert row["success_count"] == 1 and row["outcome_score"] > 0
+
+
+def test_a_locked_store_does_not_hold_the_hook(claude: Claude) -> None:
+    """Another process holding the write lock: the hook gives up its writes after its
+    short busy timeout and still exits 0 (no assertion on time: the hook must finish)."""
+    import sqlite3
+
+    claude.hook("SessionStart", source="startup")  # creates the store
+    blocker = sqlite3.connect(str(claude.home / "memories.db"), isolation_level=None)
+    blocker.execute("BEGIN IMMEDIATE")
+    try:
+        done = claude.raw(
+            "SessionEnd", json.dumps(claude.payload("SessionEnd", reason="other")).encode()
+        )
+        assert (done.returncode, done.stdout) == (0, b"")
+        assert "locked" in claude.log()
+    finally:
+        blocker.execute("ROLLBACK")
+        blocker.close()

@@ -27,6 +27,7 @@ MAX_STDIN_BYTES = 64 * 1024 * 1024
 DEFAULT_PROMPT_DEADLINE_MS = 150
 DEFAULT_DEADLINE_MS = 300
 QUERY_EVENTS = frozenset({"SessionStart", "UserPromptSubmit"})
+HOOK_BUSY_TIMEOUT_MS = 1000
 
 
 def _via_engine(event: Event) -> str | None:
@@ -58,6 +59,9 @@ def _in_process(event: Event) -> str:
 
     config = load_config()
     conn = open_db()
+    # Reads never wait in WAL mode; a write does while another holds the lock. A hook
+    # would rather skip its bookkeeping than make the user wait (SessionEnd: 1.5 s).
+    conn.execute(f"PRAGMA busy_timeout = {HOOK_BUSY_TIMEOUT_MS}")
     try:
         output = handle(event, conn, config, embedder=None)
         engine_on = bool(config["engine"]["enabled"])
