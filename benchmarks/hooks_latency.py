@@ -440,6 +440,12 @@ def measure(runs: int) -> list[dict[str, Any]]:
                 lifecycle.stop()
     finally:
         lifecycle.stop()
+        # A fast hook that failed is no result: count what the hooks and engine logged.
+        logs = [home / "logs" / "hooks.log", home / "logs" / "engine.log"]
+        text = "\n".join(p.read_text(errors="replace") for p in logs if p.exists())
+        INJECTED["errors"] = sum(
+            1 for line in text.splitlines() if "failed" in line or "Traceback" in line
+        )
         shutil.rmtree(work, ignore_errors=True)
     LOAD.append(os.getloadavg()[0])
     total = runs
@@ -466,7 +472,8 @@ def table(results: list[dict[str, Any]], runs: int) -> str:
         f"{LOAD[0]:.1f} and {LOAD[-1]:.1f}.",
         "",
         f"Memories injected per prompt (dataset questions): {INJECTED['warm']:.2f} with the "
-        f"engine, {INJECTED['cold']:.2f} keyword-only.",
+        f"engine, {INJECTED['cold']:.2f} keyword-only. Errors in hooks.log and engine.log "
+        f"during the run: {INJECTED['errors']:.0f}.",
         "",
         "| scenario | runs | min ms | p50 ms | p95 ms | max ms | CPU p50 ms | target |",
         "|---|---|---|---|---|---|---|---|",
