@@ -110,6 +110,10 @@ DEFAULTS: dict[str, Any] = {
         "prompt_deadline_ms": 150,
         # How long capture hooks wait for the engine to accept their event.
         "deadline_ms": 300,
+        # ONNX threads for the engine's model (0: embedding.threads). One prompt is a
+        # single short text: one thread embedded it in 9 ms where two took 21 ms on a
+        # busy 2-CPU machine (thread hand-offs cost more than they save).
+        "embed_threads": 1,
     },
     "remember": {
         "max_chars": 10000,

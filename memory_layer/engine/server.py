@@ -242,6 +242,14 @@ class Engine:
             self.busy = False
 
 
+def engine_model_config(config: dict[str, Any]) -> dict[str, Any]:
+    """The config the engine loads its model with: ``engine.embed_threads`` ONNX threads."""
+    threads = int(config["engine"]["embed_threads"])
+    if threads <= 0:
+        return config
+    return {**config, "embedding": {**config["embedding"], "threads": threads}}
+
+
 def _same_file(path: str, ident: tuple[int, int]) -> bool:
     try:
         st = os.stat(path)
@@ -271,7 +279,7 @@ def serve() -> int:
 
         config = load_config()
         began = time.monotonic()
-        embedder = get_embedder(config)
+        embedder = get_embedder(engine_model_config(config))
         engine = Engine(config, embedder)
         engine.jobs.put(("pending", None))  # sessions that ended while no engine ran
         if embedder is not None:
