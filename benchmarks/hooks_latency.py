@@ -309,6 +309,16 @@ class Bench:
         return took
 
 
+def settle(lifecycle: Any) -> None:
+    """Wait until the engine has nothing queued or running (at most 10 s)."""
+    end = time.monotonic() + 10
+    while time.monotonic() < end:
+        info = lifecycle.status()
+        if not info.get("queued") and not info.get("busy"):
+            return
+        time.sleep(0.02)
+
+
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
@@ -414,22 +424,37 @@ def measure(runs: int) -> list[dict[str, Any]]:
                     f"UserPromptSubmit, {label}", times, bench.cpu[-len(times) :], f"p50 {target}"
                 )
             )
-            session = str(uuid.uuid4())
-            times = [
-                bench.run(
-                    "PostToolUse",
-                    session_id=session,
-                    tool_name="Bash",
-                    tool_input={"command": f"uv run pytest tests/test_{i}.py"},
-                    tool_response=bash,
+            # Back to back, each hook competes for the CPU with the engine still storing
+            # the previous call's memories; in a session the agent's next step comes
+            # seconds later and the engine is idle, so both are measured.
+            for spaced in (False, True) if engine else (False,):
+                session = str(uuid.uuid4())
+                times = []
+                for i in range(runs):
+                    times.append(
+                        bench.run(
+                            "PostToolUse",
+                            session_id=session,
+                            tool_name="Bash",
+                            tool_input={"command": f"uv run pytest tests/test_{i}.py"},
+                            tool_response=bash,
+                        )
+                    )
+                    if spaced:
+                        settle(lifecycle)
+                how = (
+                    ", engine idle between calls"
+                    if spaced
+                    else (", back to back" if engine else "")
                 )
-                for i in range(runs)
-            ]
-            results.append(
-                summary(
-                    f"PostToolUse (Bash), {label}", times, bench.cpu[-len(times) :], "p50 ≤ 80 ms"
+                results.append(
+                    summary(
+                        f"PostToolUse (Bash), {label}{how}",
+                        times,
+                        bench.cpu[-len(times) :],
+                        "p50 ≤ 80 ms",
+                    )
                 )
-            )
             times = [bench.run("SessionStart", source="startup") for _ in range(max(5, runs // 4))]
             results.append(summary(f"SessionStart, {label}", times, bench.cpu[-len(times) :]))
             times = [bench.run("SessionEnd", reason="other") for _ in range(max(5, runs // 4))]

@@ -113,6 +113,7 @@ class Engine:
             "requests": self.requests,
             "jobs_done": self.jobs_done,
             "queued": self.jobs.qsize(),
+            "busy": self.busy,
             "backfilled": self.backfilled,
             "memories": count,
             "without_embedding": missing,
