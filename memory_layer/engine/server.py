@@ -125,38 +125,37 @@ class Engine:
 
     # --- requests --------------------------------------------------------------------
 
-    def answer(self, message: dict[str, Any]) -> dict[str, Any]:
+    def answer(self, message: dict[str, Any]) -> tuple[dict[str, Any], tuple[str, Any] | None]:
+        """The reply, and the job to queue once the reply has reached the client."""
         from memory_layer.hooks.events import event_from_dict
         from memory_layer.hooks.handlers import QUERY_EVENTS, prepare
 
         op = message.get("op")
         if op == "ping":
-            return {"ok": True, "pid": os.getpid()}
+            return {"ok": True, "pid": os.getpid()}, None
         if op == "status":
             with self.query_lock:
-                return {"ok": True, "status": self.status()}
+                return {"ok": True, "status": self.status()}, None
         if op == "stop":
             self.stopping.set()
-            return {"ok": True, "stopping": True}
+            return {"ok": True, "stopping": True}, None
         if op != "hook":
-            return {"ok": False, "error": f"unknown op {op!r}"}
+            return {"ok": False, "error": f"unknown op {op!r}"}, None
         deadline = float(message.get("deadline") or 0) or time.time() + 60
         event = event_from_dict(message.get("event") or {})
         config = self.current_config()
         if event.name not in QUERY_EVENTS:
             if time.time() > deadline:
-                return {"ok": False, "late": True}
-            self.jobs.put(("hook", event))
-            return {"ok": True, "queued": True}
+                return {"ok": False, "late": True}, None
+            return {"ok": True, "queued": True}, ("hook", event)
         with self.query_lock:
             reply = prepare(event, self.query_conn, config, embedder=self.embedder)
             if time.time() > deadline:
                 # The hook has answered by itself (and records its own surfacing).
-                return {"ok": False, "late": True}
+                return {"ok": False, "late": True}, None
             reply.commit()
-        if event.name == "SessionStart":
-            self.jobs.put(("deferred", event))
-        return {"ok": True, "output": reply.output}
+        job = ("deferred", event) if event.name == "SessionStart" else None
+        return {"ok": True, "output": reply.output}, job
 
     def serve_connection(self, conn: socket.socket) -> None:
         try:
@@ -173,11 +172,16 @@ class Engine:
                 message = json.loads(buf.decode("utf-8", "replace"))
                 if not isinstance(message, dict):
                     raise ValueError("request is not a JSON object")
-                reply = self.answer(message)
+                reply, job = self.answer(message)
             except Exception as exc:  # a bad request gets an error reply, never a crash
                 say(f"request failed: {type(exc).__name__}: {exc}")
-                reply = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+                reply, job = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}, None
             conn.sendall(json.dumps(reply, ensure_ascii=False).encode("utf-8") + b"\n")
+            # Queued only now: the worker would otherwise compete with this thread for
+            # the interpreter while the hook waits, and a client that has gone (send
+            # failed) is doing the work itself.
+            if job is not None:
+                self.jobs.put(job)
         except OSError:
             pass  # the client gave up (deadline); nothing to tell it
         finally:
