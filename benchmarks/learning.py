@@ -253,6 +253,11 @@ def main() -> None:
     parser.add_argument("--noise", type=float, default=0.1)
     parser.add_argument("--subprocess", action="store_true", help="Spawn real hook processes.")
     parser.add_argument(
+        "--no-closing-message",
+        action="store_true",
+        help="End turns with a Stop that names nothing (evidence from tools only).",
+    )
+    parser.add_argument(
         "--write-results", action="store_true", help="Write the curve into benchmarks/RESULTS.md."
     )
     args = parser.parse_args()
@@ -358,7 +363,11 @@ def main() -> None:
             # The turn ends: Stop carries the agent's closing message, which (as Claude's
             # usually does) says what it applied. It arrives after the task closed and
             # counts through the re-judging of the tasks closed during the turn.
-            message = f"Applied `{code}`." if acted is not None else "Tried a few things."
+            message = (
+                f"Applied `{code}`."
+                if acted is not None and not args.no_closing_message
+                else "Done for now."
+            )
             hooks("Stop", {**base, "stop_hook_active": False, "last_assistant_message": message})
         curve.append(
             {
@@ -401,6 +410,24 @@ def write_results(curve: list[dict], summary: dict, args: argparse.Namespace) ->
         )
     except (OSError, StopIteration):
         cpu = platform.processor()
+    try:
+        commit = subprocess.run(
+            ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(ROOT), "status", "--porcelain", "--", "memory_layer"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        ).stdout.strip()
+    except (OSError, subprocess.TimeoutExpired):
+        commit, dirty = "unknown", ""
+    code_state = f"commit {commit}" + (
+        " plus uncommitted changes under memory_layer/" if dirty else ""
+    )
     lines = [
         "## Outcome learning",
         "",
@@ -412,7 +439,7 @@ def write_results(curve: list[dict], summary: dict, args: argparse.Namespace) ->
         f"{summary['seconds']} s in all.",
         "",
         f"Machine: {platform.platform()}, {cpu}, {os.cpu_count()} CPUs, "
-        f"Python {platform.python_version()}.",
+        f"Python {platform.python_version()}. Code: {code_state}.",
         "",
         "Precision@1 is measured before each round's sessions. *recall* = `recall()` "
         "with sinking memories withheld, as `memory-layer recall` and the injection hook "
