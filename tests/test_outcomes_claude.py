@@ -439,3 +439,19 @@ def test_reconcile_does_not_log_tasks_already_in_their_state(db: Any, tmp_path: 
     for _ in range(3):
         reconcile(db, directory=root)
     assert db.execute("SELECT count(*) FROM task_events").fetchone()[0] == before
+
+
+def test_task_update_with_an_odd_result_shape_still_counts(db: Any) -> None:
+    on_hook_event(db, claude_event("TaskCreated", "s7", 1, task_id="3"))
+    result = on_hook_event(
+        db,
+        claude_event(
+            "PostToolUse",
+            "s7",
+            2,
+            tool_name="TaskUpdate",
+            tool_input={"taskId": "3", "status": "completed"},
+            tool_response="Updated task #3 status",
+        ),
+    )
+    assert result.outcome == "success"

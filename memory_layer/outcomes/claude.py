@@ -124,7 +124,10 @@ def on_hook_event(conn: Conn, event: dict[str, Any]) -> OutcomeResult | dict[str
         )
     if name == "PostToolUse" and event.get("tool_name") in TASK_TOOLS:
         tool_input = _mapping(event.get("tool_input"), "tool_input")
-        response = _mapping(event.get("tool_response"), "tool_response")
+        # The input names the task and the status; a result of an unexpected shape
+        # (a string from some future version) must not lose the event.
+        raw_response = event.get("tool_response")
+        response = raw_response if isinstance(raw_response, dict) else {}
         if event["tool_name"] == "TaskCreate":
             task = _mapping(response.get("task"), "tool_response.task")
             task_id = _str(task.get("id")) or _str(response.get("taskId"))
