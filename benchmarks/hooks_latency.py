@@ -43,6 +43,7 @@ sys.path.insert(0, str(ROOT))
 CACHE = Path(tempfile.gettempdir()) / "memory-layer-benchmarks" / "hooks-10k"
 CACHE_VERSION = "1"
 TOTAL = 10_000
+STEP_S = 1.0  # between tool calls in the "apart" scenario: an agent step takes seconds
 BENCH_PROJECT = "github.com/acme/shop"
 HOOKS = {
     event: group["hooks"][0]["command"]
@@ -309,16 +310,6 @@ class Bench:
         return took
 
 
-def settle(lifecycle: Any) -> None:
-    """Wait until the engine has nothing queued or running (at most 10 s)."""
-    end = time.monotonic() + 10
-    while time.monotonic() < end:
-        info = lifecycle.status()
-        if not info.get("queued") and not info.get("busy"):
-            return
-        time.sleep(0.02)
-
-
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
@@ -426,7 +417,7 @@ def measure(runs: int) -> list[dict[str, Any]]:
             )
             # Back to back, each hook competes for the CPU with the engine still storing
             # the previous call's memories; in a session the agent's next step comes
-            # seconds later and the engine is idle, so both are measured.
+            # seconds later, when the engine is done, so both are measured.
             for spaced in (False, True) if engine else (False,):
                 session = str(uuid.uuid4())
                 times = []
@@ -441,7 +432,7 @@ def measure(runs: int) -> list[dict[str, Any]]:
                         )
                     )
                     if spaced:
-                        settle(lifecycle)
+                        time.sleep(STEP_S)
                 how = (
                     ", engine idle between calls"
                     if spaced

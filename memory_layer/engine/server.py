@@ -40,6 +40,7 @@ from memory_layer.engine.client import info_path, socket_path
 from memory_layer.engine.lifecycle import lock_path
 
 MAX_REQUEST_BYTES = 16 * 1024 * 1024
+WORKER_NICE = 10
 
 
 def say(message: str) -> None:
@@ -201,6 +202,12 @@ class Engine:
         from memory_layer.hooks.handlers import deferred, handle
         from memory_layer.models import utcnow
 
+        try:
+            # Capture and backfill are background work: on Linux a thread has its own
+            # nice value, so the hooks (and the agent) get the CPU first.
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), WORKER_NICE)
+        except (AttributeError, OSError):
+            pass
         while not self.stopping.is_set():
             try:
                 kind, event = self.jobs.get(timeout=0.5)
@@ -217,7 +224,7 @@ class Engine:
                         process_pending(
                             self.worker_conn, config, embedder=self.embedder, now=utcnow()
                         )
-                    self.needs_backfill = self.embedder is not None
+                    self.needs_backfill = self.embedder is not None and self.unembedded()
                 elif kind == "pending":
                     process_pending(self.worker_conn, config, embedder=self.embedder, now=utcnow())
                 elif kind == "deferred":
@@ -228,6 +235,13 @@ class Engine:
                 self.busy = False
                 self.jobs_done += 1
                 self.last_activity = time.monotonic()
+
+    def unembedded(self) -> bool:
+        """Whether a memory lacks a vector (a partial index makes this instant)."""
+        row = self.worker_conn.execute(
+            "SELECT 1 FROM memories WHERE embedding IS NULL LIMIT 1"
+        ).fetchone()
+        return row is not None
 
     def backfill(self) -> None:
         from memory_layer.indexing import backfill
