@@ -433,11 +433,7 @@ def measure(runs: int) -> list[dict[str, Any]]:
                     )
                     if spaced:
                         time.sleep(STEP_S)
-                how = (
-                    ", engine idle between calls"
-                    if spaced
-                    else (", back to back" if engine else "")
-                )
+                how = f", {STEP_S:.0f} s apart" if spaced else (", back to back" if engine else "")
                 results.append(
                     summary(
                         f"PostToolUse (Bash), {label}{how}",
