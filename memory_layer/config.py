@@ -49,6 +49,8 @@ DEFAULTS: dict[str, Any] = {
         "candidates": 50,
         # Results with less similarity than this are dropped: no evidence, no result.
         "min_similarity": 0.02,
+        # Results with less than this share of the best result's similarity rank after the rest.
+        "relative_floor": 0.3,
         "default_limit": 8,
     },
     "embedding": {

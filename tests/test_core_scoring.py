@@ -173,3 +173,21 @@ def test_ties_break_deterministically(db, cfg, keyword_only):
         ]
         assert again == first
     assert sorted(first) == sorted(ids)
+
+
+def test_weak_match_with_strong_record_does_not_outrank_the_answer(db, cfg, keyword_only):
+    now = utcnow()
+    proven = remember(db, "Merges allowed on the dev branch: fast-forward only "
+                      "(git config pull.rebase true)",
+                      config=cfg, category="convention", project="p", now=now).memory
+    update_memory(db, proven.id, {"outcome_score": 1.0, "use_count": 40, "confidence": 1.0},
+                  actor="test")
+    answer = remember(db, "The dev server accepts cross-site calls from http://localhost:5173 "
+                      "(CORS_ALLOWED_ORIGINS in settings/dev.py)", config=cfg,
+                      category="environment", project="p", confidence=0.3, now=now,
+                      created_at=iso(now - timedelta(days=45))).memory
+    hits = recall(db, "which origins are allowed for CORS on the dev server",
+                  scope=Scope.for_project("p"), config=cfg, now=now)
+    assert hits[0].memory.id == answer.id
+    weak = [h for h in hits if h.memory.id == proven.id]
+    assert not weak or "below_relative_floor" in weak[0].explain

@@ -260,4 +260,13 @@ def recall(
                 memory, similarity, config=config, now=now, boosts_for_query=boosts, explain=explain
             )
         )
-    return rank(scored)[:limit]
+    # Outcome, recency, frequency and confidence weigh 0.65 together, so without this a
+    # proven memory that merely shares a stem with the query outranks the one that answers
+    # it. Memories below ``relative_floor`` of the best similarity rank after the others.
+    best_similarity = max((s.scores["similarity"] for s in scored), default=0.0)
+    floor = float(settings["relative_floor"]) * best_similarity
+    strong = [s for s in scored if s.scores["similarity"] >= floor]
+    weak = [s for s in scored if s.scores["similarity"] < floor]
+    for item in weak:
+        item.explain["below_relative_floor"] = round(floor, 6)
+    return (rank(strong) + rank(weak))[:limit]
