@@ -310,3 +310,37 @@ def test_engine_exits_when_the_database_is_replaced(claude: Claude) -> None:
     copy.write_bytes(db.read_bytes())
     os.replace(copy, db)  # what restoring a backup does
     assert wait_for(lambda: lifecycle.running_pid() is None, 10)
+
+
+@pytest.mark.parametrize("engine", [True, False], ids=["engine", "in-process"])
+def test_parallel_hooks_all_land(claude: Claude, engine: bool) -> None:
+    """Claude Code runs hooks in parallel: every one exits 0 and every event is recorded,
+    through the engine's queue or by concurrent writers in WAL mode."""
+    if engine:
+        lifecycle.spawn(force=True)
+        assert lifecycle.wait_until_ready(20)
+    else:
+        write_config(claude.home, "embedding:\n  enabled: false\nengine:\n  enabled: false\n")
+    procs = []
+    for i in range(8):
+        payload = claude.payload(
+            "PostToolUse",
+            tool_name="Bash",
+            tool_input={"command": f"pytest tests/test_part_{i}.py"},
+            tool_response={"stdout": "ok", "stderr": "", "interrupted": False},
+        )
+        proc = claude.spawn("PostToolUse")
+        procs.append((proc, json.dumps(payload).encode()))
+    for proc, payload in procs:
+        out, _err = proc.communicate(payload, timeout=60)
+        assert proc.returncode == 0 and out == b""
+
+    def recorded() -> int:
+        conn = claude.db()
+        try:
+            return conn.execute("SELECT count(*) FROM session_events").fetchone()[0]
+        finally:
+            conn.close()
+
+    assert wait_for(lambda: recorded() == 8)
+    assert "failed" not in claude.log()
