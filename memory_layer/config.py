@@ -82,6 +82,18 @@ DEFAULTS: dict[str, Any] = {
         # Projects (ids from `memory-layer project`, or directories; fnmatch patterns) where
         # hooks do nothing. A .memory-layer-ignore file at the repository root does the same.
         "ignore_projects": [],
+        # Optional LLM extraction (docs/hooks.md): off unless turned on. When a session
+        # ends, the engine sends its new transcript prose (cleaned) to `claude -p` once,
+        # at most max_calls_per_day times a day; every call and its cost is logged.
+        "llm": {
+            "enabled": False,
+            "command": "claude",
+            "model": "claude-haiku-4-5",
+            "max_calls_per_day": 20,
+            "max_input_chars": 12000,
+            "min_input_chars": 400,
+            "timeout_s": 120,
+        },
         # SessionStart ordering: category weight x quality (outcome, recency, frequency,
         # confidence).
         "category_weights": {

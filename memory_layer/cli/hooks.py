@@ -88,6 +88,9 @@ def engine_status(as_json: bool) -> None:
         "memories",
         "without_embedding",
         "embedder",
+        "llm_extraction",
+        "llm_calls_today",
+        "llm_cost_today_usd",
         "socket",
     ):
         if key in info:

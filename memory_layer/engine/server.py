@@ -122,6 +122,18 @@ class Engine:
             if self.embedder is None
             else self.embedder.model_id,
             "socket": socket_path(),
+            **self.llm_status(),
+        }
+
+    def llm_status(self) -> dict[str, Any]:
+        from memory_layer.hooks.llm import calls_today
+
+        settings = self.config["hooks"]["llm"]
+        calls, cost = calls_today(self.query_conn)
+        return {
+            "llm_extraction": "on" if settings["enabled"] else "off",
+            "llm_calls_today": f"{calls} of {settings['max_calls_per_day']}",
+            "llm_cost_today_usd": round(cost, 4),
         }
 
     # --- requests --------------------------------------------------------------------
@@ -222,13 +234,19 @@ class Engine:
                     handle(event, self.worker_conn, config, embedder=self.embedder)
                     if event.name == "SessionEnd":
                         process_pending(
-                            self.worker_conn, config, embedder=self.embedder, now=utcnow()
+                            self.worker_conn,
+                            config,
+                            embedder=self.embedder,
+                            now=utcnow(),
+                            llm=True,
                         )
                     self.needs_backfill = self.embedder is not None and self.unembedded()
                 elif kind == "pending":
-                    process_pending(self.worker_conn, config, embedder=self.embedder, now=utcnow())
+                    process_pending(
+                        self.worker_conn, config, embedder=self.embedder, now=utcnow(), llm=True
+                    )
                 elif kind == "deferred":
-                    deferred(event, self.worker_conn, config, embedder=self.embedder)
+                    deferred(event, self.worker_conn, config, embedder=self.embedder, llm=True)
             except Exception as exc:  # one bad event must not stop the worker
                 say(f"job {kind} failed: {type(exc).__name__}: {exc}")
             finally:

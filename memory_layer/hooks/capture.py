@@ -263,10 +263,54 @@ def extract_transcript(
     return stored
 
 
+def llm_extract_session(
+    conn: sqlite3.Connection,
+    path: str,
+    *,
+    session_id: str,
+    project: str,
+    config: dict[str, Any],
+    embedder: Any,
+    now: datetime,
+    cwd: str = "",
+) -> list[str]:
+    """The optional LLM pass over what this transcript gained since its last LLM pass."""
+    from memory_layer.capture.transcript import read_new_entries
+    from memory_layer.hooks import llm
+
+    path = os.path.expanduser(path)
+    if not os.path.isfile(path):
+        return []
+    key = f"llm:{path}"  # an offset of its own: the rule extractors read on every Stop
+    offset = store.transcript_offset(conn, key)
+    entries, new_offset = read_new_entries(
+        path, offset, max_bytes=int(config["hooks"]["transcript_max_bytes"])
+    )
+    found = llm.extract(conn, entries, session_id=session_id, config=config, cwd=cwd)
+    stored = store_candidates(
+        conn,
+        found,
+        project=project,
+        source="hook:llm",
+        config=config,
+        embedder=embedder,
+        now=now,
+    )
+    if new_offset != offset:
+        store.set_transcript_offset(conn, key, session_id, new_offset, main=False)
+    return stored
+
+
 def process_pending(
-    conn: sqlite3.Connection, config: dict[str, Any], *, embedder: Any, now: datetime
+    conn: sqlite3.Connection,
+    config: dict[str, Any],
+    *,
+    embedder: Any,
+    now: datetime,
+    llm: bool = False,
 ) -> int:
-    """Finish what SessionEnd left: extract the rest of each ended session's transcript."""
+    """Finish what SessionEnd left: extract the rest of each ended session's transcript
+    (and, when ``llm`` and hooks.llm.enabled, send its prose to the LLM once)."""
     from memory_layer.hooks.handlers import skip_reason
 
     done = 0
@@ -290,6 +334,17 @@ def process_pending(
                         main=True,
                     )
                 task_hook(conn, ended, session.project, config)
+                if llm and config["hooks"]["llm"]["enabled"] and session.transcript_path:
+                    llm_extract_session(
+                        conn,
+                        session.transcript_path,
+                        session_id=session.session_id,
+                        project=session.project,
+                        config=config,
+                        embedder=embedder,
+                        now=now,
+                        cwd=session.cwd or "",
+                    )
         except Exception as exc:  # one bad transcript must not block the queue forever
             log(f"pending extraction failed for session {session.session_id}", exc=exc)
         store.clear_pending(conn, session.session_id)

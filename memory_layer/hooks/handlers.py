@@ -213,12 +213,14 @@ def deferred(
     *,
     embedder: Any = None,
     now: datetime | None = None,
+    llm: bool = False,
 ) -> None:
     """SessionStart's slow part, done after the answer: finish sessions that ended
-    with work pending, and let outcome learning reconcile this session's tasks."""
+    with work pending, and let outcome learning reconcile this session's tasks.
+    ``llm``: also the optional LLM pass (the engine only: a hook must not wait for it)."""
     from memory_layer.hooks.capture import process_pending, task_hook
 
-    process_pending(conn, config, embedder=embedder, now=now or utcnow())
+    process_pending(conn, config, embedder=embedder, now=now or utcnow(), llm=llm)
     project = project_of(conn, event)
     if skip_reason(event, project, config) is None:
         task_hook(conn, event, project, config)

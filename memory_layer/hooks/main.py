@@ -89,6 +89,8 @@ def _in_process(event: Event) -> str:
 
 def dispatch(name: str, raw: bytes, env: Mapping[str, str] | None = None) -> str:
     """What the hook for event ``name`` prints for stdin ``raw``; never raises."""
+    if (env if env is not None else os.environ).get("MEMORY_LAYER_HOOKS") == "off":
+        return ""  # the `claude` our LLM extraction runs: stay out of its session
     try:
         event = parse_event(name, raw, env)
     except InvalidEvent as exc:

@@ -429,3 +429,25 @@ def m012_hooks_unembedded_index(db: Database) -> None:
     # (written keyword-only by a hook process). Without this index that check reads
     # every embedding BLOB: tens of milliseconds at 10k memories, competing with hooks.
     db.execute("CREATE INDEX idx_memories_unembedded ON memories(id) WHERE embedding IS NULL")
+
+
+@migrations(name="m013_hooks_llm_calls")
+def m013_hooks_llm_calls(db: Database) -> None:
+    # Every call of the optional LLM extraction, so its cost is visible and capped per day.
+    db.execute(
+        """
+        CREATE TABLE llm_calls (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            at TEXT NOT NULL,
+            session_id TEXT,
+            model TEXT,
+            input_chars INTEGER NOT NULL,
+            output_chars INTEGER NOT NULL DEFAULT 0,
+            cost_usd REAL,               -- as reported by the CLI; NULL when it said nothing
+            memories INTEGER NOT NULL DEFAULT 0,
+            ok INTEGER NOT NULL,
+            error TEXT
+        )
+        """
+    )
+    db.execute("CREATE INDEX idx_llm_calls_at ON llm_calls(at)")
