@@ -130,7 +130,8 @@ def test_once_per_session_in_the_engine_capped_and_costed(
 
     calls = fake_claude.read_text(encoding="utf-8")
     assert calls.count("hooks=off") == 1  # once, and our hooks stay out of that session
-    assert "--output-format" in calls and "claude-haiku-4-5" in calls
+    assert "arg=--output-format\narg=json" in calls and "arg=claude-haiku-4-5" in calls
+    assert "arg=--max-turns\narg=1" in calls
     assert SECRET not in calls and "4242" not in calls
     status = lifecycle.status()
     assert status["llm_calls_today"] == "1 of 1" and status["llm_cost_today_usd"] == 0.0042

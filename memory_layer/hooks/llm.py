@@ -144,6 +144,8 @@ def extract(
         "json",
         "--model",
         str(settings["model"]),
+        "--max-turns",  # one answer: no tool use, no agent loop to pay for
+        "1",
     ]
     found: list[Candidate] = []
     reported: float | None = None
