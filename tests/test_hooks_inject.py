@@ -228,3 +228,102 @@ def test_a_withheld_best_match_does_not_hide_the_next_one(db, cfg) -> None:  # t
     )
     out = context(handle(event("UserPromptSubmit", prompt="unicode error csv export"), db, cfg))
     assert good.text in out and "re-encode" not in out
+
+
+# --- trust and outcomes filters fail closed; conflicts are flagged ----------------------
+
+
+def _prompt(db: sqlite3.Connection, cfg: dict, prompt: str, session: str = "s1") -> str:
+    return handle(event("UserPromptSubmit", session_id=session, prompt=prompt), db, cfg)
+
+
+def _hooks_log() -> str:
+    from memory_layer.hooks.log import log_path
+
+    path = Path(log_path())
+    return path.read_text() if path.exists() else ""
+
+
+def _boom(*args: Any, **kwargs: Any) -> bool:
+    raise RuntimeError("filter broke")
+
+
+def test_a_failing_visibility_check_injects_nothing(db, cfg, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import memory_layer.trust.visibility as trust_visibility
+
+    add(db, cfg, "psycopg2 connection refused on 5432: start docker compose db.")
+    # The same store injects when the filter works ...
+    assert "docker compose" in context(_prompt(db, cfg, "psycopg2 connection refused 5432"))
+    db.execute("DELETE FROM usage")
+    # ... and nothing at all when it raises: a withheld record must never leak.
+    monkeypatch.setattr(trust_visibility, "agent_visible", _boom)
+    assert _prompt(db, cfg, "psycopg2 connection refused 5432", session="s2") == ""
+    assert handle(event("SessionStart", session_id="s3", source="startup"), db, cfg) == ""
+    assert db.execute("SELECT count(*) FROM usage").fetchone()[0] == 0
+    assert "fail closed" in _hooks_log() and "filter broke" in _hooks_log()
+
+
+def test_trust_layer_that_cannot_be_imported_injects_nothing(db, cfg, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import sys
+
+    add(db, cfg, "psycopg2 connection refused on 5432: start docker compose db.")
+    monkeypatch.setitem(sys.modules, "memory_layer.trust.visibility", None)  # import fails
+    assert _prompt(db, cfg, "psycopg2 connection refused 5432") == ""
+    assert handle(event("SessionStart", session_id="s2", source="startup"), db, cfg) == ""
+    assert "cannot load the trust/outcomes filters" in _hooks_log()
+
+
+def test_a_failing_sinking_check_injects_nothing(db, cfg, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import memory_layer.outcomes as outcomes
+
+    add(db, cfg, "psycopg2 connection refused on 5432: start docker compose db.")
+    monkeypatch.setattr(outcomes, "is_sinking", _boom)
+    assert _prompt(db, cfg, "psycopg2 connection refused 5432") == ""
+    assert handle(event("SessionStart", session_id="s2", source="startup"), db, cfg) == ""
+    assert db.execute("SELECT count(*) FROM usage").fetchone()[0] == 0
+
+
+def _conflict(db: sqlite3.Connection, cfg: dict) -> None:
+    from memory_layer.trust.facts import write
+
+    # Two trusted sources (hook writes are active by default) disagree on one fact.
+    for value, source in (
+        ("prod-server runs ubuntu 22.04 lts", "cli"),
+        ("prod-server runs ubuntu 24.04 lts", "hook:extract"),
+    ):
+        write(
+            db,
+            value,
+            config=cfg,
+            source=source,
+            project=PROJECT_DIR,
+            subject="prod-server",
+            key="os",
+        )
+
+
+def test_conflicting_values_are_injected_flagged(db, cfg) -> None:  # type: ignore[no-untyped-def]
+    _conflict(db, cfg)
+    out = context(_prompt(db, cfg, "what ubuntu version does prod-server run"))
+    lines = [line for line in out.splitlines() if line.startswith("- ")]
+    assert len(lines) == 2
+    for line, source in zip(sorted(lines), ("cli", "hook:extract"), strict=True):
+        assert "[CONFLICT: one of several values for prod-server / os" in line
+        assert f"this one from {source}; not confirmed]" in line
+    start = context(handle(event("SessionStart", session_id="s2", source="startup"), db, cfg))
+    assert start.count("[CONFLICT:") == 2
+
+
+def test_conflicts_hidden_by_config_are_not_injected(db, cfg) -> None:  # type: ignore[no-untyped-def]
+    _conflict(db, cfg)
+    cfg["trust"]["conflicts"] = "hide"
+    assert _prompt(db, cfg, "what ubuntu version does prod-server run") == ""
+
+
+def test_a_failing_flag_check_injects_nothing(db, cfg, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import memory_layer.trust.visibility as trust_visibility
+
+    _conflict(db, cfg)
+    monkeypatch.setattr(trust_visibility, "flags", _boom)
+    assert _prompt(db, cfg, "what ubuntu version does prod-server run") == ""
+    assert db.execute("SELECT count(*) FROM usage").fetchone()[0] == 0

@@ -19,7 +19,6 @@ from typing import Any
 from memory_layer.capture.candidate import Candidate
 from memory_layer.hooks import store
 from memory_layer.hooks.events import SessionEnded, ToolUsed
-from memory_layer.hooks.layers import optional
 from memory_layer.hooks.log import log
 from memory_layer.models import iso
 
@@ -29,11 +28,13 @@ TASK_TOOLS = frozenset({"TaskCreate", "TaskUpdate"})
 
 
 def initial_status(source: str, config: dict[str, Any]) -> str:
-    """The trust policy decides whether captured memories wait for review."""
-    fn = optional("memory_layer.trust.policy", "initial_status")
-    if fn is None:
-        return "active"
-    return str(fn(source, config))
+    """The trust policy decides whether captured memories wait for review.
+
+    No fallback: if the policy cannot say, nothing is stored (the hook logs the
+    failure and exits 0) rather than storing records active that should wait."""
+    from memory_layer.trust.policy import initial_status as policy_status
+
+    return str(policy_status(source, config))
 
 
 def store_candidates(
@@ -201,17 +202,16 @@ def task_hook(
     config: dict[str, Any],
     at: str | None = None,
 ) -> None:
-    """Hand task events to outcome learning, when that layer is installed.
+    """Hand task events to outcome learning.
 
     Besides task events proper, SessionStart, Stop and (deferred) SessionEnd go
     there too: outcome learning reconciles the session's task files from disk,
     catching task changes whose hooks were missed.
     """
-    fn = optional("memory_layer.outcomes.claude", "on_hook_event")
-    if fn is None:
-        return
     try:
-        fn(conn, task_payload(event, project, config, at))
+        from memory_layer.outcomes.claude import on_hook_event
+
+        on_hook_event(conn, task_payload(event, project, config, at))
     except Exception as exc:  # outcome learning failing must not fail capture
         log(f"outcomes.claude.on_hook_event failed for {event.name}", exc=exc)
 

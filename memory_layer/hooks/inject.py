@@ -13,12 +13,10 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from memory_layer.hooks.layers import bind, optional
 from memory_layer.hooks.log import log
 from memory_layer.models import Memory, iso
 from memory_layer.retrieval.scoring import frequency_term, outcome_term, recency_term
@@ -62,49 +60,74 @@ class Plan:
     query: str | None = None
 
 
-# --- trust (withheld records) and outcomes (proven, sinking) ------------------------
+# --- trust (withheld records, conflict flags) and outcomes (proven, sinking) -------
 
 
-def visibility(config: dict[str, Any]) -> Callable[[Memory], bool]:
-    """Withheld records (trust) and sinking ones (outcomes floor) are never injected."""
-    agent_visible = optional("memory_layer.trust.visibility", "agent_visible")
-    is_sinking = optional("memory_layer.outcomes", "is_sinking")
-    floor = float((config.get("outcomes") or {}).get("floor", -0.5))
+class Gate:
+    """What the agent may see, decided by the trust and outcomes layers: fails closed.
 
-    withheld = None if agent_visible is None else bind(agent_visible, config)
-    sinking = None if is_sinking is None else bind(is_sinking, config)
+    A record the trust layer withholds (pending review, rejected, edited since
+    verification, …) must never reach the agent, so when those layers cannot be
+    imported or raise, ``failed`` is set, every record is refused and the plan
+    injects nothing (the hook itself still exits 0). Recall stays available through
+    ``memory-layer recall``, which shows everything with its status.
+    """
 
-    def visible(memory: Memory) -> bool:
-        if withheld is not None and not withheld(memory):
+    def __init__(self, config: dict[str, Any]) -> None:
+        self.config = config
+        self.failed = False
+        self.statuses: tuple[str, ...] = ("active",)
+        try:
+            # Imported here, not at module level: only query hooks need them.
+            from memory_layer.outcomes import is_proven, is_sinking
+            from memory_layer.trust.visibility import agent_statuses, agent_visible, flags
+
+            self._agent_visible = agent_visible
+            self._flags = flags
+            self._is_sinking = is_sinking
+            self._is_proven = is_proven
+            self.statuses = tuple(agent_statuses(config))
+        except Exception as exc:
+            self._fail("cannot load the trust/outcomes filters", exc)
+
+    def _fail(self, what: str, exc: BaseException) -> None:
+        if not self.failed:  # once per plan, not once per candidate
+            log(f"{what}; injecting nothing (fail closed)", exc=exc)
+        self.failed = True
+
+    def visible(self, memory: Memory) -> bool:
+        """Neither withheld (trust) nor sinking (at or below ``outcomes.floor``)."""
+        if self.failed:
             return False
-        if sinking is not None:
-            return not sinking(memory)
-        return memory.outcome_score > floor
+        try:
+            return bool(
+                self._agent_visible(memory, self.config)
+                and not self._is_sinking(memory, self.config)
+            )
+        except Exception as exc:
+            self._fail(f"trust/outcomes filter failed on {memory.id}", exc)
+            return False
 
-    return visible
+    def flags(self, memory: Memory) -> list[str]:
+        """The trust layer's warnings for a shown record (a conflicting value, an
+        overdue review): a record that should carry a flag it cannot get is not shown."""
+        if self.failed:
+            return []
+        try:
+            return [str(flag) for flag in self._flags(memory, self.config)]
+        except Exception as exc:
+            self._fail(f"trust.visibility.flags failed on {memory.id}", exc)
+            return []
 
-
-def proven_test(config: dict[str, Any]) -> Callable[[Memory], bool]:
-    """Outcome learning defines "proven" (outcomes.proven_min_*); without that layer,
-    a memory is proven at outcome score 0.4 with two credited successes."""
-    fn = optional("memory_layer.outcomes.scoring", "is_proven") or optional(
-        "memory_layer.outcomes", "is_proven"
-    )
-    if fn is not None:
-        proven = bind(fn, config)
-        return lambda memory: bool(proven(memory))
-    return lambda m: m.outcome_score >= 0.4 and m.success_count >= 2
-
-
-def agent_statuses(config: dict[str, Any]) -> tuple[str, ...]:
-    fn = optional("memory_layer.trust.visibility", "agent_statuses")
-    if fn is None:
-        return ("active",)
-    try:
-        return tuple(fn(config))
-    except Exception as exc:
-        log("trust.visibility.agent_statuses failed; using active only", exc=exc)
-        return ("active",)
+    def proven(self, memory: Memory) -> bool:
+        """``✓ proven`` as outcome learning defines it; a failure only drops the mark."""
+        if self.failed:
+            return False
+        try:
+            return bool(self._is_proven(memory, self.config))
+        except Exception as exc:
+            log(f"outcomes.is_proven failed on {memory.id}; not marked", exc=exc)
+            return False
 
 
 # --- formatting ------------------------------------------------------------------
@@ -115,21 +138,24 @@ def _one_line(text: str, limit: int) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
 
 
-def _item(memory: Memory, proven: bool, limit: int, *, with_category: bool) -> str:
+def _item(memory: Memory, gate: Gate, limit: int, *, with_category: bool) -> str:
+    """One bullet: the text, its marks in parentheses, then the trust layer's flags
+    (e.g. a conflicting value) in brackets, stated as facts about the record."""
     marks = []
-    if proven:
+    if gate.proven(memory):
         marks.append(PROVEN_MARK)
     if memory.project is None:
         marks.append("all projects")
     if with_category:
         marks.insert(0, memory.category.replace("_", " "))
     suffix = f" ({', '.join(marks)})" if marks else ""
+    suffix += "".join(f" [{_one_line(flag, 300)}]" for flag in gate.flags(memory))
     return f"- {_one_line(memory.text, limit)}{suffix}"
 
 
 def session_text(
     chosen: list[tuple[Memory, float]],
-    proven: Callable[[Memory], bool],
+    gate: Gate,
     *,
     budget_chars: int,
     item_chars: int,
@@ -145,7 +171,7 @@ def session_text(
         heading = f"{HEADINGS.get(category, category)}:"
         block: list[str] = []
         for memory, score in items:
-            line = _item(memory, proven(memory), item_chars, with_category=False)
+            line = _item(memory, gate, item_chars, with_category=False)
             extra = len(line) + 1 + (0 if block else len(heading) + 1)
             if used + extra > budget_chars:
                 continue
@@ -155,23 +181,23 @@ def session_text(
         if block:
             lines.append(heading)
             lines.extend(block)
-    if not shown:
+    if not shown or gate.failed:
         return "", []
     return "\n".join(lines), shown
 
 
 def prompt_text(
-    chosen: list[tuple[Memory, float]], proven: Callable[[Memory], bool], *, item_chars: int
+    chosen: list[tuple[Memory, float]], gate: Gate, *, item_chars: int
 ) -> str:
     lines = [PROMPT_HEADER]
     used = len(PROMPT_HEADER)
     for memory, _score in chosen:
-        line = _item(memory, proven(memory), item_chars, with_category=True)
+        line = _item(memory, gate, item_chars, with_category=True)
         if used + len(line) + 1 > MAX_OUTPUT_CHARS:
             break
         lines.append(line)
         used += len(line) + 1
-    return "\n".join(lines)
+    return "" if gate.failed else "\n".join(lines)
 
 
 # --- SessionStart ----------------------------------------------------------------
@@ -204,7 +230,10 @@ def plan_session_start(
     limit = int(hooks["session_start_limit"])
     if limit <= 0:
         return Plan("", kind="session_start")
-    statuses = agent_statuses(config)
+    gate = Gate(config)
+    if gate.failed:
+        return Plan("", kind="session_start")
+    statuses = gate.statuses
     marks = ", ".join("?" for _ in statuses)
     where = f"status IN ({marks}) AND (project = ? OR project IS NULL)"
     args = [*statuses, project]
@@ -216,15 +245,20 @@ def plan_session_start(
     ):
         for memory in memories_where(conn, where, args, order_by=order, limit=300):
             pool[memory.id] = memory
-    visible = visibility(config)
     scored = sorted(
-        ((m, quality(m, config, now)) for m in pool.values() if m.id not in shown and visible(m)),
+        (
+            (m, quality(m, config, now))
+            for m in pool.values()
+            if m.id not in shown and gate.visible(m)
+        ),
         key=lambda pair: (-pair[1], pair[0].id),
     )[:limit]
     budget = min(int(hooks["session_start_tokens"]) * CHARS_PER_TOKEN, MAX_OUTPUT_CHARS)
     text, chosen = session_text(
-        scored, proven_test(config), budget_chars=budget, item_chars=int(hooks["item_chars"])
+        scored, gate, budget_chars=budget, item_chars=int(hooks["item_chars"])
     )
+    if gate.failed:  # a filter broke part-way: show nothing rather than a partial view
+        return Plan("", kind="session_start")
     return Plan(text, tuple(chosen), kind="session_start")
 
 
@@ -302,10 +336,12 @@ def plan_prompt(
 
     if limit <= 0 or not query or not query_terms(query) and embedder is None:
         return Plan("", query=query)
+    gate = Gate(config)
+    if gate.failed:
+        return Plan("", query=query)
     scope = Scope.for_project(project)
-    statuses = agent_statuses(config)
-    if statuses != scope.statuses:
-        scope = Scope(projects=scope.projects, statuses=statuses)
+    if gate.statuses != scope.statuses:
+        scope = Scope(projects=scope.projects, statuses=gate.statuses)
     results = recall(
         conn,
         query,
@@ -314,7 +350,7 @@ def plan_prompt(
         limit=max(limit * 3, 10),
         embedder=embedder,
         now=now,
-        visible=visibility(config),
+        visible=gate.visible,
     )
     best_bm25 = max((float(item.explain.get("bm25") or 0.0) for item in results), default=0.0)
     chosen = [
@@ -322,9 +358,11 @@ def plan_prompt(
         for item in results
         if item.memory.id not in shown and relevant(item, query, config, best_bm25)
     ][:limit]
-    if not chosen:
+    if not chosen or gate.failed:
         return Plan("", query=query)
-    text = prompt_text(chosen, proven_test(config), item_chars=int(config["hooks"]["item_chars"]))
+    text = prompt_text(chosen, gate, item_chars=int(config["hooks"]["item_chars"]))
+    if not text:
+        return Plan("", query=query)
     return Plan(text, tuple(chosen), kind="injected", query=query)
 
 

@@ -12,31 +12,74 @@ functions re-exported here, so the rules hold the same everywhere:
 
 from __future__ import annotations
 
-from memory_layer.outcomes.lifecycle import (
-    OutcomeResult,
-    correct_outcome,
-    memory_feedback,
-    record_outcome,
-    restore_sinking,
-    undo_credit,
-    undo_outcome,
-)
-from memory_layer.outcomes.rules import (
-    FAILURE,
-    SUCCESS,
-    close_outcome,
-    is_proven,
-    is_sinking,
-    settings,
-)
-from memory_layer.outcomes.store import UnknownTask
-from memory_layer.outcomes.views import (
-    credit_notes,
-    learning_series,
-    list_tasks,
-    memory_outcomes,
-    task_detail,
-)
+import importlib
+from typing import TYPE_CHECKING, Any
+
+# Resolved on first use (module ``__getattr__``), not at import: the hook path needs
+# only ``is_proven``/``is_sinking`` (rules.py, no database code) and importing every
+# module here cost a hook 15-30 ms.
+_HOMES = {
+    "OutcomeResult": "lifecycle",
+    "correct_outcome": "lifecycle",
+    "memory_feedback": "lifecycle",
+    "record_outcome": "lifecycle",
+    "restore_sinking": "lifecycle",
+    "undo_credit": "lifecycle",
+    "undo_outcome": "lifecycle",
+    "FAILURE": "rules",
+    "SUCCESS": "rules",
+    "close_outcome": "rules",
+    "is_proven": "rules",
+    "is_sinking": "rules",
+    "settings": "rules",
+    "UnknownTask": "store",
+    "credit_notes": "views",
+    "learning_series": "views",
+    "list_tasks": "views",
+    "memory_outcomes": "views",
+    "task_detail": "views",
+}
+
+if TYPE_CHECKING:
+    from memory_layer.outcomes.lifecycle import (
+        OutcomeResult,
+        correct_outcome,
+        memory_feedback,
+        record_outcome,
+        restore_sinking,
+        undo_credit,
+        undo_outcome,
+    )
+    from memory_layer.outcomes.rules import (
+        FAILURE,
+        SUCCESS,
+        close_outcome,
+        is_proven,
+        is_sinking,
+        settings,
+    )
+    from memory_layer.outcomes.store import UnknownTask
+    from memory_layer.outcomes.views import (
+        credit_notes,
+        learning_series,
+        list_tasks,
+        memory_outcomes,
+        task_detail,
+    )
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_HOMES])
+
 
 __all__ = [
     "FAILURE",
