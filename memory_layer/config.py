@@ -9,14 +9,18 @@ surfacing later as a crash in a hook.
 from __future__ import annotations
 
 import copy
-import difflib
+import json
+import os
 from collections.abc import Mapping
 from typing import Any
 
-import yaml
-
 from memory_layer.errors import ConfigError
-from memory_layer.paths import config_path
+from memory_layer.paths import config_path, run_dir
+
+# yaml is imported only when config.yaml changed since it was last parsed: importing
+# it and compiling its regexes cost a hook ~20 ms. The parsed, validated overrides
+# are kept in run/config-cache.json together with the exact text they came from.
+CACHE_NAME = "config-cache.json"
 
 DEFAULTS: dict[str, Any] = {
     "weights": {
@@ -216,6 +220,8 @@ def all_keys(tree: Mapping[str, Any] = DEFAULTS, prefix: str = "") -> list[str]:
 
 
 def _unknown_key(key: str) -> ConfigError:
+    import difflib
+
     near = difflib.get_close_matches(key, all_keys(), n=1)
     hint = f" Did you mean '{near[0]}'?" if near else " Run `memory-layer config list`."
     return ConfigError(f"Unknown config key '{key}'.{hint}")
@@ -296,18 +302,56 @@ def _merge(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
     return base
 
 
+def _cache_key(text: str) -> dict[str, str]:
+    # The defaults are part of the key: validation (types, known keys) depends on them,
+    # so a new version of memory-layer never trusts values checked by an older one.
+    return {"text": text, "defaults": repr(DEFAULTS)}
+
+
+def _cached_overrides(text: str) -> dict[str, Any] | None:
+    try:
+        with open(run_dir() / CACHE_NAME, encoding="utf-8") as f:
+            cached = json.load(f)
+    except (OSError, ValueError):
+        return None
+    if not isinstance(cached, dict) or cached.get("key") != _cache_key(text):
+        return None
+    values = cached.get("values")
+    return values if isinstance(values, dict) else None
+
+
+def _store_overrides(text: str, values: dict[str, Any]) -> None:
+    """Best effort: a cache that cannot be written only costs the next process a parse."""
+    try:
+        path = run_dir() / CACHE_NAME
+        tmp = path.with_name(f"{CACHE_NAME}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps({"key": _cache_key(text), "values": values}), encoding="utf-8")
+        tmp.replace(path)  # atomic: readers see the old cache or the new one
+    except (OSError, TypeError, ValueError):
+        pass
+
+
 def read_user_config() -> dict[str, Any]:
     """The user's overrides only, validated."""
     path = config_path()
-    if not path.exists():
-        return {}
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path} is not valid YAML ({exc}). Fix or delete it.") from None
-    if raw is None:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
         return {}
-    return _validate_tree(raw)
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path} is not valid YAML ({exc}). Fix or delete it.") from None
+    cached = _cached_overrides(text)
+    if cached is not None:
+        return cached
+    import yaml
+
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path} is not valid YAML ({exc}). Fix or delete it.") from None
+    values = {} if raw is None else _validate_tree(raw)
+    _store_overrides(text, values)
+    return values
 
 
 _cache: dict[str, Any] = {}
@@ -332,6 +376,8 @@ def get_value(key: str, config: Mapping[str, Any] | None = None) -> Any:
 
 
 def _write(tree: Mapping[str, Any]) -> None:
+    import yaml
+
     path = config_path()
     tmp = path.with_suffix(".yaml.tmp")
     tmp.write_text(yaml.safe_dump(dict(tree), sort_keys=True), encoding="utf-8")

@@ -19,7 +19,7 @@ import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memory_layer.capture.candidate import Candidate, dedupe
 from memory_layer.capture.commands import (
@@ -30,7 +30,9 @@ from memory_layer.capture.commands import (
     similar,
 )
 from memory_layer.capture.privacy import clean
-from memory_layer.capture.transcript import Entry, ToolUse
+
+if TYPE_CHECKING:  # annotations only: the PostToolUse hook never reads a transcript
+    from memory_layer.capture.transcript import Entry, ToolUse
 
 __all__ = [
     "ToolEvent",

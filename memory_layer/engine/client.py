@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import time
 
 from memory_layer.paths import run_dir
@@ -55,6 +54,8 @@ def client_settings() -> dict[str, Any] | None:
 
 def request(message: dict[str, Any], timeout: float) -> dict[str, Any] | None:
     """Send ``message``; the reply, or None if the engine is absent or misses the deadline."""
+    import socket  # only when an engine is ready: the hook's fallback never needs it
+
     deadline = time.monotonic() + max(timeout, 0.001)
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:

@@ -15,13 +15,12 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, fields
 
 # typing costs a few ms to import and the hook's fast path needs it only for type
 # checkers (annotations are strings here), so it is imported for them alone.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, ClassVar
 
 __all__ = [
     "EVENT_NAMES",
@@ -57,9 +56,18 @@ def _mapping(value: Any) -> dict[str, Any]:
     return dict(value) if isinstance(value, Mapping) else {}
 
 
-@dataclass(frozen=True, repr=False, eq=False)
+# Fields whose default is a fresh dict per event (the rest default to their class value).
+_FACTORIES = {"options": dict, "tool_input": dict}
+
+
 class Event:
-    """Fields every hook event has. ``name`` is the hook event we were started for."""
+    """Fields every hook event has. ``name`` is the hook event we were started for.
+
+    Frozen values, like a frozen dataclass, but not one: importing ``dataclasses``
+    (it imports ``inspect``) and generating methods for eight classes cost every hook
+    process ~15 ms on its fast path. Fields are the annotated names of each class, in
+    definition order, base class first; the class attribute is the default.
+    """
 
     name: str
     session_id: str = ""
@@ -71,7 +79,35 @@ class Event:
     # From the environment, not stdin: the project root Claude Code was opened in,
     # and the plugin's userConfig options (CLAUDE_PLUGIN_OPTION_*), lower-cased keys.
     project_dir: str = ""
-    options: dict[str, str] = field(default_factory=dict, compare=False)
+    options: dict[str, str]  # default: a new empty dict
+
+    _fields: ClassVar[tuple[str, ...]] = ()
+
+    def __init_subclass__(cls) -> None:
+        super().__init_subclass__()
+        own = cls.__dict__.get("__annotations__", {})
+        cls._fields = cls._fields + tuple(n for n in own if not n.startswith("_"))
+
+    def __init__(self, **values: Any) -> None:
+        kind = type(self)
+        for key in self._fields:
+            if key in values:
+                value = values.pop(key)
+            elif key in _FACTORIES:
+                value = _FACTORIES[key]()
+            elif hasattr(kind, key):
+                value = getattr(kind, key)
+            else:
+                raise TypeError(f"{kind.__name__}() missing required argument {key!r}")
+            object.__setattr__(self, key, value)
+        if values:
+            raise TypeError(f"{kind.__name__}() got unexpected arguments {sorted(values)}")
+
+    def __setattr__(self, key: str, value: Any) -> None:
+        raise AttributeError(f"{type(self).__name__} is frozen: cannot assign {key!r}")
+
+    def __delattr__(self, key: str) -> None:
+        raise AttributeError(f"{type(self).__name__} is frozen: cannot delete {key!r}")
 
     @property
     def directory(self) -> str:
@@ -79,12 +115,14 @@ class Event:
         return self.cwd or self.project_dir
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
+        """A JSON-ready copy (dict fields copied) with ``type``; see ``event_from_dict``."""
+        data: dict[str, Any] = {}
+        for key in self._fields:
+            value = getattr(self, key)
+            data[key] = dict(value) if isinstance(value, dict) else value
         data["type"] = type(self).__name__
         return data
 
-    # Written once here rather than generated for each of the eight classes: every hook
-    # process defines them, and generating methods costs import time on the hot path.
     def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):
             return NotImplemented
@@ -93,27 +131,27 @@ class Event:
     __hash__ = None  # type: ignore[assignment]  # equal by value, holds a dict: unhashable
 
     def __repr__(self) -> str:
-        fields_ = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in fields(self))
+        fields_ = ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields)
         return f"{type(self).__name__}({fields_})"
 
 
-@dataclass(frozen=True, repr=False, eq=False)
+Event._fields = tuple(n for n in Event.__annotations__ if not n.startswith("_"))
+
+
 class SessionStarted(Event):
     source: str = ""  # startup | resume | clear | compact | fork
     model: str = ""
 
 
-@dataclass(frozen=True, repr=False, eq=False)
 class PromptSubmitted(Event):
     prompt: str = ""
 
 
-@dataclass(frozen=True, repr=False, eq=False)
 class ToolUsed(Event):
     """PostToolUse and PostToolUseFailure."""
 
     tool_name: str = ""
-    tool_input: dict[str, Any] = field(default_factory=dict, compare=False)
+    tool_input: dict[str, Any]  # default: a new empty dict
     tool_response: Any = None
     tool_use_id: str = ""
     error: str | None = None  # set for PostToolUseFailure ("Exit code 1\n…")
@@ -124,7 +162,6 @@ class ToolUsed(Event):
         return self.error is not None
 
 
-@dataclass(frozen=True, repr=False, eq=False)
 class Stopped(Event):
     """Stop and SubagentStop."""
 
@@ -133,18 +170,15 @@ class Stopped(Event):
     agent_transcript_path: str = ""
 
 
-@dataclass(frozen=True, repr=False, eq=False)
 class Compacting(Event):
     trigger: str = ""
     custom_instructions: str = ""
 
 
-@dataclass(frozen=True, repr=False, eq=False)
 class SessionEnded(Event):
     reason: str = ""
 
 
-@dataclass(frozen=True, repr=False, eq=False)
 class TaskEvent(Event):
     """TaskCreated and TaskCompleted."""
 
@@ -268,5 +302,5 @@ def event_from_dict(data: Mapping[str, Any]) -> Event:
     kind = _BY_TYPE.get(str(data.get("type")))
     if kind is None:
         raise InvalidEvent(f"unknown event type {data.get('type')!r}")
-    names = {f.name for f in fields(kind)}
+    names = set(kind._fields)
     return kind(**{k: v for k, v in data.items() if k in names})

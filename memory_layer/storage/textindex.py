@@ -8,6 +8,7 @@ matches wherever its characters appear next to each other.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 import unicodedata
@@ -18,10 +19,27 @@ _CJK = (
     "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"  # Han
     "\uac00-\ud7af"  # Hangul syllables
 )
-_CJK_CHAR = re.compile(f"[{_CJK}]")
-_CJK_RUN = re.compile(f"[{_CJK}]+")
-# Word characters that unicode61 keeps together, minus CJK (handled separately).
-_WORD = re.compile(rf"[^\W_{_CJK}]+")
+# Word characters that unicode61 keeps together. On ASCII text (nearly every memory and
+# query) this is the whole story; the CJK-aware patterns below cost ~10 ms to compile
+# (big character ranges), so they are compiled only when non-ASCII text shows up.
+_ASCII_WORD = re.compile(r"[^\W_]+")
+
+
+@functools.cache
+def _cjk(kind: str) -> re.Pattern[str]:
+    return re.compile(
+        {
+            "char": f"[{_CJK}]",
+            "run": f"[{_CJK}]+",
+            # Word characters minus CJK (handled separately).
+            "word": rf"[^\W_{_CJK}]+",
+            "term": rf"[{_CJK}]+|[^\W_{_CJK}]+",
+        }[kind]
+    )
+
+
+def _is_cjk_run(term: str) -> bool:
+    return not term.isascii() and _cjk("run").fullmatch(term) is not None
 
 # Dropped from OR queries: they match nearly everything and slow FTS5 down ~4x.
 STOPWORDS = frozenset(
@@ -38,7 +56,9 @@ STOPWORDS = frozenset(
 
 def fts_body(text: str) -> str:
     """The text as stored in the FTS index: CJK characters separated by spaces."""
-    return _CJK_CHAR.sub(lambda m: f" {m.group(0)} ", text)
+    if text.isascii():
+        return text
+    return _cjk("char").sub(lambda m: f" {m.group(0)} ", text)
 
 
 def _cjk_bigrams(run: str) -> list[str]:
@@ -53,9 +73,10 @@ def query_terms(query: str) -> list[str]:
     """Distinct search terms of a query, in order: words (no stopwords) and CJK bigrams."""
     terms: list[str] = []
     seen: set[str] = set()
-    for match in re.finditer(rf"[{_CJK}]+|[^\W_{_CJK}]+", query):
+    pattern = _ASCII_WORD if query.isascii() else _cjk("term")
+    for match in pattern.finditer(query):
         term = match.group(0)
-        if _CJK_RUN.fullmatch(term):
+        if _is_cjk_run(term):
             candidates = _cjk_bigrams(term)
         elif term.lower() in STOPWORDS or len(term) < 2:
             continue
@@ -73,7 +94,7 @@ def fts_query(query: str) -> str | None:
     """An FTS5 MATCH expression OR-ing the query's terms, each quoted; None if nothing is left."""
     parts: list[str] = []
     for term in query_terms(query):
-        if _CJK_RUN.fullmatch(term):
+        if _is_cjk_run(term):
             parts.append('"' + " ".join(term) + '"')
         else:
             parts.append('"' + term.replace('"', '""') + '"')
@@ -83,5 +104,8 @@ def fts_query(query: str) -> str | None:
 def normalise_for_hash(text: str) -> str:
     """A hash of the text with case, punctuation and spacing removed: exact-duplicate detection."""
     folded = unicodedata.normalize("NFKC", text).casefold()
-    words = _WORD.findall(folded) + _CJK_CHAR.findall(folded)
+    if folded.isascii():
+        words = _ASCII_WORD.findall(folded)
+    else:
+        words = _cjk("word").findall(folded) + _cjk("char").findall(folded)
     return hashlib.sha256(" ".join(words).encode("utf-8")).hexdigest()
