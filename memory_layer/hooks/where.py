@@ -5,11 +5,14 @@ import: more than a hook may spend. ``fast_project`` gives the same answer
 (normalised ``origin`` URL, else the first remote, else the repository root,
 else the directory) by reading ``.git/config`` directly, and hands the few
 cases it cannot decide cheaply (``include``/``insteadOf`` rewriting) to
-``project_for``. Standard library only.
+``project_for``, whose answer is cached in ``run/projects.json`` by directory and
+the modification times of the git config files involved, so GitPython stays the
+source of truth without being imported by every hook. Standard library only.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Iterable
@@ -82,11 +85,15 @@ def _remote_urls(config_text: str) -> list[tuple[str, str]] | None:
     return remotes
 
 
-def _global_rewrites() -> bool:
-    """True when the user's git config rewrites URLs (then ask git itself)."""
+def _global_configs() -> tuple[Path, Path]:
     home = Path.home()
     xdg = os.environ.get("XDG_CONFIG_HOME") or str(home / ".config")
-    for path in (home / ".gitconfig", Path(xdg) / "git" / "config"):
+    return home / ".gitconfig", Path(xdg) / "git" / "config"
+
+
+def _global_rewrites() -> bool:
+    """True when the user's git config rewrites URLs (then ask git itself)."""
+    for path in _global_configs():
         try:
             text = path.read_text(encoding="utf-8", errors="replace").lower()
         except OSError:
@@ -94,6 +101,56 @@ def _global_rewrites() -> bool:
         if "insteadof" in text or "[include" in text:
             return True
     return False
+
+
+CACHE_NAME = "projects.json"
+MAX_CACHED = 200
+
+
+def _stamp(config_file: Path) -> list[int | None]:
+    """Modification times of the files git reads for the remote URL (the repository's
+    config and the user's global ones): any edit there invalidates a cached id."""
+    stamps: list[int | None] = []
+    for path in (config_file, *_global_configs()):
+        try:
+            stamps.append(path.stat().st_mtime_ns)
+        except OSError:
+            stamps.append(None)
+    return stamps
+
+
+def _cache_file() -> Path:
+    from memory_layer.paths import run_dir
+
+    return run_dir() / CACHE_NAME
+
+
+def _via_git(directory: str, config_file: Path) -> str:
+    """``project_for`` (GitPython, ~0.15 s to import), cached per directory."""
+    from memory_layer.project import project_for
+
+    key = str(directory)
+    stamp = _stamp(config_file)
+    try:
+        cache = json.loads(_cache_file().read_text(encoding="utf-8"))
+        if not isinstance(cache, dict):
+            cache = {}
+    except (OSError, ValueError):
+        cache = {}
+    hit = cache.get(key)
+    if isinstance(hit, dict) and hit.get("stamp") == stamp and isinstance(hit.get("id"), str):
+        return hit["id"]
+    project = project_for(directory)
+    cache.pop(key, None)
+    cache[key] = {"stamp": stamp, "id": project}  # last in file order = most recent
+    try:
+        path = _cache_file()
+        tmp = path.with_name(f"{CACHE_NAME}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(dict(list(cache.items())[-MAX_CACHED:])), encoding="utf-8")
+        tmp.replace(path)
+    except OSError:
+        pass  # the cache only saves time
+    return project
 
 
 def fast_project(directory: str) -> str:
@@ -109,13 +166,14 @@ def fast_project(directory: str) -> str:
         except OSError:
             return directory
     root, gitdir = found
+    config_file = _common_dir(gitdir) / "config"
     try:
-        text = (_common_dir(gitdir) / "config").read_text(encoding="utf-8", errors="replace")
+        text = config_file.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return project_for(directory)
     remotes = _remote_urls(text)
     if remotes is None or _global_rewrites():
-        return project_for(directory)
+        return _via_git(directory, config_file)
     if remotes:
         by_name = dict(remotes)
         return normalise_remote(by_name.get("origin") or remotes[0][1])
