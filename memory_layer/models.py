@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import json
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
@@ -39,6 +38,8 @@ def check_category(category: str) -> str:
     value = category.strip().lower().replace("-", "_").replace(" ", "_")
     if value in CATEGORIES:
         return value
+    import difflib  # only for the error message: every hook imports this module
+
     near = difflib.get_close_matches(value, CATEGORIES, n=1, cutoff=0.5)
     hint = f" Did you mean '{near[0]}'?" if near else ""
     raise UnknownCategory(

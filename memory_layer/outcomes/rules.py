@@ -5,6 +5,7 @@ Kept free of database code so the hook path can import it cheaply.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -51,6 +52,20 @@ def settings(config: dict[str, Any] | None = None) -> Settings:
 
     section = dict(DEFAULTS["outcomes"])
     section.update((config if config is not None else load_config()).get("outcomes") or {})
+    try:
+        return _checked(tuple(sorted(section.items())))
+    except TypeError:  # an unhashable value: check it uncached (and report it)
+        return _check(section)
+
+
+@functools.lru_cache(maxsize=16)
+def _checked(items: tuple[tuple[str, Any], ...]) -> Settings:
+    # is_sinking/is_proven run once per candidate (SessionStart looks at ~600): checking
+    # the same section again each time cost more than the rest of the filter.
+    return _check(dict(items))
+
+
+def _check(section: dict[str, Any]) -> Settings:
     values = Settings(
         success_delta=float(section["success_delta"]),
         failure_delta=float(section["failure_delta"]),
