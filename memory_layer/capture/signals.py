@@ -19,7 +19,6 @@ import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any
 
 from memory_layer.capture.candidate import Candidate, dedupe
 from memory_layer.capture.commands import (
@@ -31,7 +30,10 @@ from memory_layer.capture.commands import (
 )
 from memory_layer.capture.privacy import clean
 
+TYPE_CHECKING = False  # no typing import at run time (~3 ms on the hook path)
 if TYPE_CHECKING:  # annotations only: the PostToolUse hook never reads a transcript
+    from typing import Any
+
     from memory_layer.capture.transcript import Entry, ToolUse
 
 __all__ = [

@@ -14,13 +14,18 @@ import os
 import sqlite3
 from dataclasses import replace
 from datetime import datetime
-from typing import Any
 
 from memory_layer.capture.candidate import Candidate
 from memory_layer.hooks import store
 from memory_layer.hooks.events import SessionEnded, ToolUsed
 from memory_layer.hooks.log import log
 from memory_layer.models import iso
+
+# typing costs ~3 ms to import and is needed here only by type checkers (annotations
+# are strings at run time), so the hook path never imports it.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 SHELL_TOOLS = frozenset({"Bash", "PowerShell"})
 EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})

@@ -16,7 +16,6 @@ import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
 
 from memory_layer.hooks import store
 from memory_layer.hooks.events import (
@@ -32,6 +31,12 @@ from memory_layer.hooks.events import (
 from memory_layer.hooks.log import log
 from memory_layer.hooks.where import fast_project, ignore_file, ignored_by_config
 from memory_layer.models import iso, utcnow
+
+# typing costs ~3 ms to import and is needed here only by type checkers (annotations
+# are strings at run time), so the hook path never imports it.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 QUERY_EVENTS = frozenset({"SessionStart", "UserPromptSubmit"})
 

@@ -10,10 +10,15 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 
 from memory_layer.capture.privacy import clean
 from memory_layer.models import iso, utcnow
+
+# typing costs ~3 ms to import and is needed here only by type checkers (annotations
+# are strings at run time), so the hook path never imports it.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 # Bounds on what one session event keeps: enough to name an error or a prompt.
 EVENT_TEXT_CHARS = 4000

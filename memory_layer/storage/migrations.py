@@ -6,8 +6,8 @@ Never edit a migration that has shipped; add a new one at the end.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
+TYPE_CHECKING = False  # no typing import at run time (~3 ms on the hook path)
 if TYPE_CHECKING:
     from sqlite_utils import Database, Migrations
 

@@ -12,12 +12,17 @@ import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
 
 from memory_layer.errors import InvalidInput, NotFound
 from memory_layer.models import Memory, iso, memory_from_row, utcnow
 from memory_layer.storage.conn import Conn, raw
 from memory_layer.storage.textindex import fts_body, normalise_for_hash
+
+# typing costs ~3 ms to import and is needed here only by type checkers (annotations
+# are strings at run time), so the hook path never imports it.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 # Selecting the embedding BLOB for every listed row would cost ~1.5 KB each for nothing.
 # Keyed by connection and schema version, so a migration in this process is seen at once.

@@ -7,11 +7,15 @@ here so importing this package costs nothing extra.
 
 from __future__ import annotations
 
-from typing import Any
-
 from memory_layer.storage.conn import Conn
 from memory_layer.trust.policy import initial_status
 from memory_layer.trust.visibility import agent_statuses, agent_visible, flags, withheld_reason
+
+# typing costs ~3 ms to import and is needed here only by type checkers (annotations
+# are strings at run time), so the hook path never imports it.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "agent_statuses",
