@@ -329,3 +329,18 @@ def test_events_from_fixture_transcript() -> None:
     texts = [c.text for c in signal_candidates(events, cwd="/home/dev/shop")]
     assert any("psycopg2-binary" in t and t.startswith("`python -m pytest") for t in texts)
     assert "Run the tests with `python -m pytest tests/ -q`." in texts
+
+
+def test_single_test_file_runs_do_not_become_command_memories():
+    from memory_layer.capture.signals import ToolEvent, command_candidates
+
+    events = [
+        ToolEvent(tool="Bash", command=f"uv run pytest tests/test_{n}.py", ok=True, error="",
+                  output="1 passed", file_path="", ts=f"2026-01-01T00:00:0{n}Z")
+        for n in range(5)
+    ]
+    assert command_candidates(events) == []
+    events.append(ToolEvent(tool="Bash", command="uv run pytest -q", ok=True, error="",
+                            output="50 passed", file_path="", ts="2026-01-01T00:00:09Z"))
+    texts = [c.text for c in command_candidates(events)]
+    assert texts == ["Run the tests with `uv run pytest -q`."]

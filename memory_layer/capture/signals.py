@@ -353,6 +353,9 @@ def troubleshooting_candidates(
     return dedupe(found)
 
 
+# A test command naming one source file: `tests/test_api.py`, `src/app.test.ts`, `x_test.go`.
+_SINGLE_FILE = re.compile(r"\s\S+\.(py|ts|tsx|js|jsx|mjs|go|rs|rb|java|kt|php|cs|swift)(\s|$)")
+
 _TEMPLATES = {
     "test": "Run the tests with `{cmd}`.",
     "lint": "Lint with `{cmd}`.",
@@ -365,9 +368,10 @@ _TEMPLATES = {
 def command_candidates(events: Iterable[ToolEvent], new_from: int = 0) -> list[Candidate]:
     """One ``command`` memory per (tool, kind): the shortest successful form.
 
-    Commands aimed at a single test (``::``, ``-k``) are too specific to be
-    the project's command and are skipped.  Events before ``new_from`` were
-    handled by an earlier call and are ignored.
+    Commands aimed at a single test (``::``, ``-k``) or at one test file
+    (``pytest tests/test_api.py``) are too specific to be the project's command
+    and are skipped: otherwise every file the agent tested would become a memory.
+    Events before ``new_from`` were handled by an earlier call and are ignored.
     """
     best: dict[tuple[str, str], str] = {}
     first_ts: dict[tuple[str, str], str] = {}
@@ -377,6 +381,8 @@ def command_candidates(events: Iterable[ToolEvent], new_from: int = 0) -> list[C
         cmd = normalise_command(ev.command)
         kind = command_kind(cmd)
         if not kind or "::" in cmd or re.search(r"\s-k\s", cmd) or "\n" in cmd:
+            continue
+        if kind == "test" and _SINGLE_FILE.search(cmd):
             continue
         slot = (command_key(cmd), kind)
         if slot not in best or len(cmd) < len(best[slot]):
