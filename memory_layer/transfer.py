@@ -113,6 +113,7 @@ def import_records(
     *,
     embedder: Any = None,
     progress: Callable[[Iterable[Any]], Iterator[Any]] = iter,
+    write_progress: Callable[[Iterable[Any]], Iterator[Any]] = iter,
     actor: str = "import",
 ) -> ImportReport:
     """Write validated records in one transaction, skipping ones already stored."""
@@ -147,7 +148,7 @@ def import_records(
                 values["embedding"] = to_blob(vector)
                 values["embedding_model"] = embedder.model_id
     with transaction(conn):
-        for values in todo:
+        for values in write_progress(todo):
             values.setdefault("id", new_id())
             values.setdefault("created_at", now)
             values.setdefault("updated_at", now)

@@ -13,14 +13,14 @@ from memory_layer.cli import cli
 from memory_layer.cli.common import config, echo_json, embedder_for, json_option, open_store
 
 
-def _progress(label: str, total: int | None = None) -> Any:
+def _progress(label: str) -> Any:
     """A progress bar on a terminal, nothing when piped."""
 
     def wrap(items: Iterable[Any]) -> Iterator[Any]:
         if not sys.stderr.isatty():
             yield from items
             return
-        with click.progressbar(items, label=label, length=total, file=sys.stderr) as bar:
+        with click.progressbar(items, label=label, file=sys.stderr) as bar:
             yield from bar
 
     return wrap
@@ -51,7 +51,13 @@ def import_command(source: BinaryIO, no_embed: bool, as_json: bool) -> None:
     records = read_lines(source, int(cfg["remember"]["max_chars"]))
     db = open_store()
     embedder = embedder_for(cfg, wanted=not no_embed)
-    report = import_records(db, records, embedder=embedder, progress=_progress("Embedding", None))
+    report = import_records(
+        db,
+        records,
+        embedder=embedder,
+        progress=_progress("Embedding"),
+        write_progress=_progress("Importing"),
+    )
     if as_json:
         echo_json({"imported": report.imported, "skipped": report.skipped})
     else:
