@@ -81,6 +81,17 @@ class Server:
         return get_embedder(config)
 
 
+def _withheld(memory: Memory, config: dict[str, Any]) -> str | None:
+    """Why an agent must not receive this record: the trust layer's reasons, or sinking
+    (at or below ``outcomes.floor``), which the hooks and `memory-layer recall` withhold too."""
+    from memory_layer.outcomes import is_sinking
+
+    reason = withheld_reason(memory, config)
+    if reason is None and is_sinking(memory, config):
+        reason = f"sinking (outcome {memory.outcome_score:+.2f} at or below outcomes.floor)"
+    return reason
+
+
 def _public(memory: Memory, config: dict[str, Any]) -> dict[str, Any]:
     return {
         "id": memory.id,
@@ -132,7 +143,7 @@ def search(
             config=config,
             limit=limit,
             embedder=server.embedder(config),
-            visible=lambda m: withheld_reason(m, config) is None,
+            visible=lambda m: _withheld(m, config) is None,
         )
         now = iso(utcnow())
         raw(server.conn).executemany(
@@ -169,7 +180,7 @@ def read(server: Server, memory_id: str) -> dict[str, Any]:
     with server.lock:
         memory = get_memory(server.conn, memory_id)
         ops = history(server.conn, memory.id)
-    reason = withheld_reason(memory, config)
+    reason = _withheld(memory, config)
     info = _public(memory, config)
     if reason is not None:
         # Agents never receive a withheld record's text, only that it exists and why.
