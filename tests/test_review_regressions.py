@@ -49,3 +49,26 @@ def test_mcp_search_and_read_withhold_sinking_memories(mcp: Any) -> None:
     assert info["text"] is None
     assert "sinking" in info["withheld"]
     assert mcp_server.read(server, good.id)["text"] == good.text
+
+
+def test_check_draft_does_not_reveal_a_withheld_fact_value(db: Any, cfg: Any) -> None:
+    from memory_layer.trust.quality import check_draft
+
+    fact = write(
+        db,
+        "ubuntu 22.04",
+        config=cfg,
+        source="cli",
+        project="proj",
+        subject="prod-server",
+        key="os",
+    ).memory
+    # Changed behind the review's back: edited since verification, withheld from agents.
+    db.execute("UPDATE memories SET text = 'debian 9 root pw hunter2' WHERE id = ?", [fact.id])
+    report = check_draft(
+        db, "ubuntu 24.04", config=cfg, project="proj", subject="prod-server", key="os"
+    )
+    conflicts = [p for p in report["problems"] if p["kind"] == "conflict"]
+    assert conflicts and conflicts[0]["memory_id"] == fact.id
+    assert "hunter2" not in conflicts[0]["detail"]
+    assert "withheld" in conflicts[0]["detail"]

@@ -18,7 +18,7 @@ from memory_layer.storage.conn import Conn
 from memory_layer.storage.records import memories_where, transaction
 from memory_layer.storage.textindex import normalise_for_hash
 from memory_layer.trust.facts import clean_fact, fact_candidates, write
-from memory_layer.trust.visibility import ACTIVE, CONFLICT, PENDING
+from memory_layer.trust.visibility import ACTIVE, CONFLICT, PENDING, withheld_reason
 
 # Something a future reader can act on: a number, path, flag, command, identifier
 # or error code. A draft with none of these and a hedge word is rarely useful.
@@ -126,11 +126,14 @@ def check_draft(
         wanted = normalise_for_hash(redacted)
         for memory in fact_candidates(db, project, fact[0], fact[1], (ACTIVE, CONFLICT)):
             if normalise_for_hash(memory.text) != wanted:
+                # The caller is an agent (MCP): a withheld record's value stays hidden.
+                hidden = withheld_reason(memory, config)
+                value = f"withheld ({hidden})" if hidden else repr(memory.text)
                 problems.append(
                     {
                         "kind": "conflict",
                         "detail": f"conflicts with {memory.id}: {fact[0]} / {fact[1]} is "
-                        f"{memory.text!r} there (from {memory.source}, {memory.status})",
+                        f"{value} there (from {memory.source}, {memory.status})",
                         "memory_id": memory.id,
                     }
                 )
