@@ -20,7 +20,11 @@ from memory_layer.storage.textindex import normalise_for_hash
 
 # Fields export writes beyond the import minimum, so a round trip loses nothing.
 _COUNTS = ("success_count", "failure_count", "use_count")
-_TIMES = ("created_at", "updated_at", "last_used_at", "proven_at")
+_TIMES = ("created_at", "updated_at", "last_used_at", "proven_at", "approved_at", "review_by")
+# Trust fields (migration m030). Kept on import so a record withheld from agents (edited
+# since verification, overdue) is still withheld after a round trip, instead of being
+# stamped afresh as a trusted write; scene and structured-fact keys are kept too.
+_TRUST_TEXT = ("approved_by", "checksum", "scene", "subject", "fact_key")
 
 
 @dataclass(frozen=True)
@@ -71,6 +75,11 @@ def parse_line(number: int, raw_line: bytes, max_chars: int) -> dict[str, Any] |
                     values[key] = iso(parse_time(str(data[key])))
                 except ValueError:
                     raise InvalidInput(f'"{key}" is not an ISO 8601 time.') from None
+        for key in _TRUST_TEXT:
+            if data.get(key) is not None:
+                if not isinstance(data[key], str):
+                    raise InvalidInput(f'"{key}" must be a string or null.')
+                values[key] = data[key]
         for key in _COUNTS:
             if key in data:
                 if not isinstance(data[key], int) or data[key] < 0:

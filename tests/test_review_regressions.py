@@ -72,3 +72,48 @@ def test_check_draft_does_not_reveal_a_withheld_fact_value(db: Any, cfg: Any) ->
     assert conflicts and conflicts[0]["memory_id"] == fact.id
     assert "hunter2" not in conflicts[0]["detail"]
     assert "withheld" in conflicts[0]["detail"]
+
+
+def test_export_import_keeps_trust_fields_so_withheld_records_stay_withheld(
+    db: Any, cfg: Any, tmp_path: Any, monkeypatch: Any
+) -> None:
+    import io
+    import json
+
+    from memory_layer.storage.db import open_db
+    from memory_layer.storage.records import get_memory
+    from memory_layer.transfer import export_records, import_records, read_lines
+    from memory_layer.trust.verify import stamp_trusted_writes
+    from memory_layer.trust.visibility import withheld_reason
+
+    edited = write(
+        db, "Deploy previews expire after 7 days", config=cfg, source="cli", project="p"
+    ).memory
+    db.execute(
+        "UPDATE memories SET text = 'Deploy previews never expire' WHERE id = ?", [edited.id]
+    )
+    fact = write(
+        db,
+        "ubuntu 22.04",
+        config=cfg,
+        source="cli",
+        project="p",
+        scene="deploy",
+        subject="prod-server",
+        key="os",
+    ).memory
+    assert withheld_reason(get_memory(db, edited.id), cfg) is not None
+    dump = "".join(json.dumps(r) + "\n" for r in export_records(db)).encode("utf-8")
+
+    # Another machine's store.
+    monkeypatch.setenv("MEMORY_LAYER_HOME", str(tmp_path / "other"))
+    other = open_db()
+    records = read_lines(io.BytesIO(dump), int(cfg["remember"]["max_chars"]))
+    assert import_records(other, records).imported == 2
+    stamp_trusted_writes(other, cfg)
+    assert withheld_reason(get_memory(other, edited.id), cfg) is not None
+    copied = get_memory(other, fact.id)
+    for key in ("scene", "subject", "fact_key", "checksum", "review_by", "approved_by"):
+        assert copied.extra.get(key) == get_memory(db, fact.id).extra.get(key), key
+    assert withheld_reason(copied, cfg) is None
+    other.close()
