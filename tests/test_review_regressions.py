@@ -117,3 +117,29 @@ def test_export_import_keeps_trust_fields_so_withheld_records_stay_withheld(
         assert copied.extra.get(key) == get_memory(db, fact.id).extra.get(key), key
     assert withheld_reason(copied, cfg) is None
     other.close()
+
+
+def test_cli_recall_marks_records_withheld_from_agents(db: Any, cfg: Any) -> None:
+    import json
+
+    from click.testing import CliRunner
+
+    from memory_layer.cli import cli
+
+    kept = write(
+        db, "Deploy previews expire after 7 days", config=cfg, source="cli", project="p"
+    ).memory
+    edited = write(
+        db, "Deploy uses fly deploy --remote-only", config=cfg, source="cli", project="p"
+    )
+    db.execute(
+        "UPDATE memories SET text = 'Deploy by pushing to main' WHERE id = ?", [edited.memory.id]
+    )
+    result = CliRunner().invoke(
+        cli, ["recall", "deploy", "-p", "p", "--keyword-only", "--json"], catch_exceptions=False
+    )
+    rows = {row["id"]: row for row in json.loads(result.output)}
+    assert rows[kept.id]["withheld"] is None
+    assert "edited since verification" in rows[edited.memory.id]["withheld"]
+    text = CliRunner().invoke(cli, ["recall", "deploy", "-p", "p", "--keyword-only"]).output
+    assert "withheld from agents: edited since verification" in text

@@ -222,14 +222,31 @@ def recall(
         # Sinking memories (outcome at or below outcomes.floor) only on request.
         visible=None if include_sinking else (lambda m: not is_sinking(m, cfg)),
     )
+    from memory_layer.trust.visibility import withheld_reason
+
+    # /recall hands this output to the agent: say which records the trust layer
+    # withholds from agents (edited since verification, overdue) so they are not
+    # applied as if reviewed.
     if as_json:
-        echo_json([{**item.to_dict(), "sinking": is_sinking(item.memory, cfg)} for item in results])
+        echo_json(
+            [
+                {
+                    **item.to_dict(),
+                    "sinking": is_sinking(item.memory, cfg),
+                    "withheld": withheld_reason(item.memory, cfg),
+                }
+                for item in results
+            ]
+        )
         return
     if not results:
         click.echo("No matching memories.", err=True)
         return
     for position, item in enumerate(results, 1):
         click.echo(_format_result(position, item, explain))
+        reason = withheld_reason(item.memory, cfg)
+        if reason:
+            click.echo(f"   withheld from agents: {reason}")
         if is_sinking(item.memory, cfg):
             click.echo(
                 f"   sinking: outcome {item.memory.outcome_score:+.2f}, withheld from injection "
