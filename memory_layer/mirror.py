@@ -82,6 +82,26 @@ def _files(directory: Path) -> list[Path]:
     )
 
 
+# Written into a folder once it is a mirror. A sync imports every other Markdown file
+# as a proposal and deletes it, so a folder holding someone's notes (a vault, a repo's
+# docs/) is refused unless it is already a mirror or holds only mirror-written files.
+MARKER = ".memory-layer-mirror"
+
+
+def _check_mirror_folder(directory: Path) -> None:
+    if (directory / MARKER).exists():
+        return
+    for path in _files(directory):
+        meta, _body = parse(path.read_text(encoding="utf-8"))
+        if not (meta.get("id") and meta.get("body_sha256")):
+            raise InvalidInput(
+                f"{directory} already holds Markdown that memory-layer did not write "
+                f"({path.relative_to(directory)}); a sync would import and delete it. "
+                "Give a new or empty folder for the mirror, or move the new notes into "
+                "the mirror folder after its first sync."
+            )
+
+
 def _take_edit(db: Conn, memory: Memory, body: str, config: dict[str, Any], path: Path) -> bool:
     from memory_layer.capture.privacy import clean
     from memory_layer.memories import check_text
@@ -129,6 +149,8 @@ def sync(
     if directory.exists() and not directory.is_dir():
         raise InvalidInput(f"{directory} is a file; give a folder for the mirror.")
     directory.mkdir(parents=True, exist_ok=True)
+    _check_mirror_folder(directory)
+    (directory / MARKER).touch()
     stamp_trusted_writes(db, config)
     edited: list[str] = []
     new: list[str] = []
@@ -185,6 +207,12 @@ def git_snapshot(directory: Path, report: dict[str, Any]) -> str | None:
         repo = git.Repo(directory)
     except (git.InvalidGitRepositoryError, git.NoSuchPathError):
         repo = git.Repo.init(directory)
+    # The marker is the mirror's bookkeeping, not a record: keep it out of the history.
+    exclude = Path(repo.git_dir) / "info" / "exclude"
+    exclude.parent.mkdir(parents=True, exist_ok=True)
+    listed = exclude.read_text(encoding="utf-8") if exclude.exists() else ""
+    if MARKER not in listed.split():
+        exclude.write_text(listed.rstrip("\n") + f"\n{MARKER}\n", encoding="utf-8")
     repo.git.add(A=True)
     fresh = not repo.head.is_valid()
     if not fresh and not repo.is_dirty(index=True, working_tree=False, untracked_files=False):

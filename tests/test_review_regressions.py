@@ -143,3 +143,22 @@ def test_cli_recall_marks_records_withheld_from_agents(db: Any, cfg: Any) -> Non
     assert "edited since verification" in rows[edited.memory.id]["withheld"]
     text = CliRunner().invoke(cli, ["recall", "deploy", "-p", "p", "--keyword-only"]).output
     assert "withheld from agents: edited since verification" in text
+
+
+def test_mirror_refuses_a_folder_of_someone_elses_notes(db: Any, cfg: Any, tmp_path: Any) -> None:
+    from memory_layer.errors import InvalidInput
+    from memory_layer.mirror import sync
+
+    vault = tmp_path / "notes"
+    (vault / "daily").mkdir(parents=True)
+    note = vault / "daily" / "monday.md"
+    note.write_text("---\ntags: [journal]\n---\nCall the dentist about the crown\n")
+    write(db, "Deploy uses fly deploy --remote-only", config=cfg, source="cli")
+    with pytest.raises(InvalidInput, match="did not write"):
+        sync(db, vault, config=cfg)
+    assert note.exists()
+    # A folder the mirror wrote (even before the marker existed) still syncs.
+    mirror = tmp_path / "mirror"
+    sync(db, mirror, config=cfg)
+    (mirror / ".memory-layer-mirror").unlink()
+    assert sync(db, mirror, config=cfg)["records"] == 1
