@@ -7,6 +7,7 @@ one transaction: a bad line is reported with its number and nothing is imported.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -24,6 +25,7 @@ _TIMES = ("created_at", "updated_at", "last_used_at", "proven_at", "approved_at"
 # Trust fields (migration m030). Kept on import so a record withheld from agents (edited
 # since verification, overdue) is still withheld after a round trip, instead of being
 # stamped afresh as a trusted write; scene and structured-fact keys are kept too.
+_SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}")
 _TRUST_TEXT = ("approved_by", "checksum", "scene", "subject", "fact_key")
 
 
@@ -68,6 +70,12 @@ def parse_line(number: int, raw_line: bytes, max_chars: int) -> dict[str, Any] |
         if data.get("id") is not None:
             if not isinstance(data["id"], str) or not data["id"].strip():
                 raise InvalidInput('"id" must be a non-empty string.')
+            if not _SAFE_ID.fullmatch(data["id"].strip()):
+                # Ids name files (the Markdown mirror writes ID.md): no paths.
+                raise InvalidInput(
+                    '"id" may hold only letters, digits, "_", "-", "." and ":" and must '
+                    "start with a letter or digit."
+                )
             values["id"] = data["id"].strip()
         for key in _TIMES:
             if data.get(key):

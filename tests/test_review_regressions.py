@@ -162,3 +162,18 @@ def test_mirror_refuses_a_folder_of_someone_elses_notes(db: Any, cfg: Any, tmp_p
     sync(db, mirror, config=cfg)
     (mirror / ".memory-layer-mirror").unlink()
     assert sync(db, mirror, config=cfg)["records"] == 1
+
+
+def test_import_refuses_ids_that_are_paths(db: Any, cfg: Any) -> None:
+    import io
+
+    from memory_layer.errors import ImportFailed
+    from memory_layer.transfer import read_lines
+
+    line = b'{"id": "../../.bashrc", "text": "Deploy uses fly deploy --remote-only"}\n'
+    with pytest.raises(ImportFailed, match="Line 1"):
+        read_lines(io.BytesIO(line), int(cfg["remember"]["max_chars"]))
+    ok = b'{"id": "mem-2024.01:a_b", "text": "Deploy uses fly deploy --remote-only"}\n'
+    assert read_lines(io.BytesIO(ok), int(cfg["remember"]["max_chars"]))[0][1]["id"] == (
+        "mem-2024.01:a_b"
+    )
