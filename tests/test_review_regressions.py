@@ -177,3 +177,22 @@ def test_import_refuses_ids_that_are_paths(db: Any, cfg: Any) -> None:
     assert read_lines(io.BytesIO(ok), int(cfg["remember"]["max_chars"]))[0][1]["id"] == (
         "mem-2024.01:a_b"
     )
+
+
+def test_login_next_with_a_backslash_or_tab_stays_on_site() -> None:
+    import re
+
+    from memory_layer.web import create_app
+
+    base = "http://192.0.2.10:8080"
+    client = create_app(host="192.0.2.10", port=8080, token="s3cret-token").test_client()
+    for target in ["/\\evil.example/", "/\t/evil.example/", "/\n/evil.example/"]:
+        page = client.get("/login", base_url=base).get_data(as_text=True)
+        form_token = re.search(r'name="csrf_token" value="([^"]+)"', page).group(1)
+        response = client.post(
+            "/login",
+            data={"csrf_token": form_token, "token": "s3cret-token", "next": target},
+            base_url=base,
+            headers={"Origin": base},
+        )
+        assert response.headers["Location"] in {"/", base + "/"}, target

@@ -18,6 +18,10 @@ def _local_target(target: str | None) -> str:
     parts = urlsplit(target)
     if parts.scheme or parts.netloc or not target.startswith("/") or target.startswith("//"):
         return url_for("overview.index")
+    # Browsers read a backslash as "/" and drop tabs and newlines, so "/<backslash>evil"
+    # and "/<tab>/evil" would both lead off site.
+    if "\\" in target or any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in target):
+        return url_for("overview.index")
     return target
 
 
