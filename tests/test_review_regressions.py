@@ -196,3 +196,29 @@ def test_login_next_with_a_backslash_or_tab_stays_on_site() -> None:
             headers={"Origin": base},
         )
         assert response.headers["Location"] in {"/", base + "/"}, target
+
+
+def test_a_proposal_and_its_reason_are_written_together(
+    db: Any, cfg: Any, monkeypatch: Any
+) -> None:
+    from memory_layer.storage import records
+    from memory_layer.trust.quality import propose_record
+
+    real = records.record_op
+
+    def crash_on_reason(*args: Any, **kwargs: Any) -> int:
+        if kwargs.get("action") == "propose":
+            raise RuntimeError("crash")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(records, "record_op", crash_on_reason)
+    with pytest.raises(RuntimeError):
+        propose_record(
+            db,
+            "Deploy uses fly deploy --remote-only",
+            config=cfg,
+            source="mcp:codex",
+            project="p",
+            reason="saw it in the Makefile",
+        )
+    assert db.execute("SELECT count(*) FROM memories").fetchone()[0] == 0

@@ -213,13 +213,14 @@ def propose_record(
             embedder=embedder,
             dedupe=False,
         )
-    memory = result.memory
-    if reason:
-        from memory_layer.storage.records import record_op
+        memory = result.memory
+        if reason:
+            # In the same transaction: a proposal is never stored without its reason.
+            from memory_layer.storage.records import record_op
 
-        record_op(
-            db, actor=source, action="propose", memory_id=memory.id, context={"reason": reason}
-        )
+            record_op(
+                db, actor=source, action="propose", memory_id=memory.id, context={"reason": reason}
+            )
     return {
         "status": memory.status,
         "item_id": memory.id,
