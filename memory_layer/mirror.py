@@ -24,7 +24,7 @@ from typing import Any
 
 import yaml
 
-from memory_layer.errors import InvalidInput
+from memory_layer.errors import InvalidInput, NotFound
 from memory_layer.models import Memory, utcnow
 from memory_layer.storage.conn import Conn
 from memory_layer.storage.records import get_memory, memories_where, update_memory
@@ -165,7 +165,7 @@ def sync(
             continue
         try:
             memory = get_memory(db, memory_id)
-        except Exception:  # purged, or an id from another store: nothing to mirror
+        except NotFound:  # purged, or an id from another store: nothing to mirror
             path.unlink()
             removed += 1
             continue

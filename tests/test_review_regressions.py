@@ -222,3 +222,25 @@ def test_a_proposal_and_its_reason_are_written_together(
             reason="saw it in the Makefile",
         )
     assert db.execute("SELECT count(*) FROM memories").fetchone()[0] == 0
+
+
+def test_mirror_keeps_an_edited_file_when_the_database_fails(
+    db: Any, cfg: Any, tmp_path: Any, monkeypatch: Any
+) -> None:
+    import sqlite3
+
+    from memory_layer import mirror
+
+    memory = write(db, "Deploy uses fly deploy --remote-only", config=cfg, source="cli").memory
+    vault = tmp_path / "vault"
+    mirror.sync(db, vault, config=cfg)
+    path = vault / f"{memory.id}.md"
+    path.write_text(path.read_text().replace("--remote-only", "--local-only"))
+
+    def locked(*args: Any, **kwargs: Any) -> Any:
+        raise sqlite3.OperationalError("database is locked")
+
+    monkeypatch.setattr(mirror, "get_memory", locked)
+    with pytest.raises(sqlite3.OperationalError):
+        mirror.sync(db, vault, config=cfg)
+    assert "--local-only" in path.read_text()
