@@ -244,3 +244,19 @@ def test_mirror_keeps_an_edited_file_when_the_database_fails(
     with pytest.raises(sqlite3.OperationalError):
         mirror.sync(db, vault, config=cfg)
     assert "--local-only" in path.read_text()
+
+
+def test_retire_then_restore_does_not_approve_a_pending_proposal(db: Any, cfg: Any) -> None:
+    from memory_layer.memories import forget, restore
+    from memory_layer.storage.records import get_memory
+    from memory_layer.trust.verify import stamp_trusted_writes
+    from memory_layer.trust.visibility import withheld_reason
+
+    proposal = write(db, "Deploy by pushing straight to main", config=cfg, source="mcp:codex")
+    assert proposal.memory.status == "pending"
+    forget(db, proposal.memory.id, reason="cleanup")
+    restore(db, proposal.memory.id)
+    stamp_trusted_writes(db, cfg)
+    restored = get_memory(db, proposal.memory.id)
+    assert restored.extra.get("approved_by") is None
+    assert withheld_reason(restored, cfg) is not None

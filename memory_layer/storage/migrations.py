@@ -451,3 +451,17 @@ def m013_hooks_llm_calls(db: Database) -> None:
         """
     )
     db.execute("CREATE INDEX idx_llm_calls_at ON llm_calls(at)")
+
+
+@migrations(name="m060_review_restored_records_unverified")
+def m060_review_restored_records_unverified(db: Database) -> None:
+    # A record never approved (pending, say) that is retired and then restored came back
+    # active with no checksum, and stamp_trusted_writes then vouched for it as a trusted
+    # write: restoring must not skip review. Same trigger, 'retired' added.
+    db.execute("DROP TRIGGER IF EXISTS memories_trust_unapproved_activation")
+    db.execute(
+        "CREATE TRIGGER memories_trust_unapproved_activation AFTER UPDATE OF status ON memories "
+        "WHEN NEW.status = 'active' AND NEW.checksum IS NULL "
+        "AND OLD.status IN ('pending', 'rejected', 'disputed', 'conflict', 'retired') "
+        "BEGIN UPDATE memories SET checksum = 'unverified' WHERE rowid = NEW.rowid; END"
+    )
