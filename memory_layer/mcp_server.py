@@ -146,6 +146,10 @@ def search(
             visible=lambda m: _withheld(m, config) is None,
         )
         now = iso(utcnow())
+        # Stored for outcome learning: "Call before storing anything" (capture.privacy).
+        from memory_layer.capture.privacy import clean
+
+        logged_query = clean(query)[:500]
         raw(server.conn).executemany(
             "INSERT INTO usage(memory_id, session_id, project, kind, at, query, rank, score) "
             "VALUES (?, ?, ?, 'mcp_search', ?, ?, ?, ?)",
@@ -156,7 +160,7 @@ def search(
                     f"{source}#{server.session_id}",
                     project,
                     now,
-                    query,
+                    logged_query,
                     rank,
                     item.score,
                 )

@@ -260,3 +260,20 @@ def test_retire_then_restore_does_not_approve_a_pending_proposal(db: Any, cfg: A
     restored = get_memory(db, proposal.memory.id)
     assert restored.extra.get("approved_by") is None
     assert withheld_reason(restored, cfg) is not None
+
+
+def test_mcp_search_does_not_store_a_secret_from_the_query(mcp: Any) -> None:
+    mcp_server, server = mcp
+    cfg = load_config()
+    write(server.conn, "AWS keys live in vault", config=cfg, source="cli", project="proj")
+    mcp_server.search(
+        server,
+        "why is AKIAIOSFODNN7EXAMPLE rejected by aws",
+        project=None,
+        scene=None,
+        category=None,
+        limit=8,
+        source="mcp:t",
+    )
+    stored = [row[0] for row in server.conn.execute("SELECT query FROM usage")]
+    assert stored and all("AKIAIOSFODNN7EXAMPLE" not in q for q in stored)
