@@ -277,3 +277,36 @@ def test_mcp_search_does_not_store_a_secret_from_the_query(mcp: Any) -> None:
     )
     stored = [row[0] for row in server.conn.execute("SELECT query FROM usage")]
     assert stored and all("AKIAIOSFODNN7EXAMPLE" not in q for q in stored)
+
+
+def test_only_memories_in_the_prompt_block_are_recorded_as_surfaced(db: Any, cfg: Any) -> None:
+    import copy
+
+    from memory_layer.hooks.inject import plan_prompt
+    from memory_layer.memories import remember
+    from memory_layer.models import utcnow
+
+    config = copy.deepcopy(cfg)
+    config["hooks"]["item_chars"] = 2000
+    for n in range(12):
+        words = " ".join(f"w{n}x{i}" for i in range(150))
+        remember(
+            db,
+            f"Deploy rollback step {n}: run fly deploy rollback then {words}",
+            config=config,
+            project="p",
+            embedder=None,
+        )
+    plan = plan_prompt(
+        db,
+        "deploy rollback fly",
+        "p",
+        config,
+        shown=set(),
+        embedder=None,
+        now=utcnow(),
+        limit=12,
+    )
+    assert plan.text and len(plan.text) <= 9_500
+    ids_in_text = [m.id for m, _ in plan.chosen if m.text[:40] in plan.text]
+    assert len(ids_in_text) == len(plan.chosen) < 12

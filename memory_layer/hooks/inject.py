@@ -188,16 +188,21 @@ def session_text(
 
 def prompt_text(
     chosen: list[tuple[Memory, float]], gate: Gate, *, item_chars: int
-) -> str:
+) -> tuple[str, list[tuple[Memory, float]]]:
+    """The block and the memories it shows: only those are recorded as surfaced."""
     lines = [PROMPT_HEADER]
     used = len(PROMPT_HEADER)
-    for memory, _score in chosen:
+    shown: list[tuple[Memory, float]] = []
+    for memory, score in chosen:
         line = _item(memory, gate, item_chars, with_category=True)
         if used + len(line) + 1 > MAX_OUTPUT_CHARS:
             break
         lines.append(line)
         used += len(line) + 1
-    return "" if gate.failed else "\n".join(lines)
+        shown.append((memory, score))
+    if gate.failed or not shown:
+        return "", []
+    return "\n".join(lines), shown
 
 
 # --- SessionStart ----------------------------------------------------------------
@@ -360,10 +365,10 @@ def plan_prompt(
     ][:limit]
     if not chosen or gate.failed:
         return Plan("", query=query)
-    text = prompt_text(chosen, gate, item_chars=int(config["hooks"]["item_chars"]))
+    text, shown_now = prompt_text(chosen, gate, item_chars=int(config["hooks"]["item_chars"]))
     if not text:
         return Plan("", query=query)
-    return Plan(text, tuple(chosen), kind="injected", query=query)
+    return Plan(text, tuple(shown_now), kind="injected", query=query)
 
 
 def commit(
