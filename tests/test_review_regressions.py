@@ -310,3 +310,27 @@ def test_only_memories_in_the_prompt_block_are_recorded_as_surfaced(db: Any, cfg
     assert plan.text and len(plan.text) <= 9_500
     ids_in_text = [m.id for m, _ in plan.chosen if m.text[:40] in plan.text]
     assert len(ids_in_text) == len(plan.chosen) < 12
+
+
+def test_dashboard_restore_says_a_never_verified_record_stays_withheld(db: Any, cfg: Any) -> None:
+    import re
+
+    from memory_layer.memories import forget
+    from memory_layer.web import create_app
+
+    base = "http://127.0.0.1:8080"
+    client = create_app().test_client()
+    proposal = write(db, "Deploy by pushing straight to main", config=cfg, source="mcp:codex")
+    forget(db, proposal.memory.id, reason="cleanup")
+    html = client.get("/settings", base_url=base).get_data(as_text=True)
+    token = re.search(r'name="csrf_token" value="([^"]+)"', html).group(1)
+    response = client.post(
+        f"/memories/{proposal.memory.id}/restore",
+        data={"csrf_token": token},
+        base_url=base,
+        headers={"Origin": base},
+        follow_redirects=True,
+    )
+    body = response.get_data(as_text=True)
+    assert "still withheld from agents" in body
+    assert "agents see this memory again" not in body

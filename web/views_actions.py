@@ -88,8 +88,16 @@ def retire(memory_id: str) -> Response:
 
 @bp.post("/memories/<memory_id>/restore")
 def restore_memory(memory_id: str) -> Response:
+    from memory_layer.trust.visibility import withheld_reason
+
     memory = restore(db(), memory_id, actor=ACTOR, reason=_reason())
-    flash("Restored: agents see this memory again.")
+    held = withheld_reason(memory, load_config())
+    # A record that was never verified comes back unverified: say so, do not promise.
+    flash(
+        "Restored: agents see this memory again."
+        if held is None
+        else f"Restored, but still withheld from agents: {held}."
+    )
     return _back(memory.id)
 
 
