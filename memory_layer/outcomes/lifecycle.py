@@ -155,7 +155,8 @@ def transition(
     """
     rules = settings(config)
 
-    def unchanged(note: str) -> OutcomeResult:
+    def record(applied: bool, note: str | None = None) -> None:
+        # Reads ``event`` at call time: an OPEN/START on a closed task becomes REOPEN.
         log_event(
             db,
             task.id,
@@ -164,10 +165,13 @@ def transition(
             event=event,
             status=status,
             session_id=session_id,
-            applied=False,
+            applied=applied,
             note=note,
             event_key=event_key,
         )
+
+    def unchanged(note: str) -> OutcomeResult:
+        record(False, note)
         return OutcomeResult(task.id, task.outcome, "unchanged", note)
 
     if seen_event(db, event_key):
@@ -184,17 +188,7 @@ def transition(
             if event == START and not task.started_at:
                 changes["started_at"] = at
             update_task(db, task.id, changes)
-            log_event(
-                db,
-                task.id,
-                at=at,
-                source=source,
-                event=event,
-                status=status,
-                session_id=session_id,
-                applied=True,
-                event_key=event_key,
-            )
+            record(True)
             verb = "opened" if created else "started" if event == START else "updated"
             return OutcomeResult(task.id, None, verb, f"task {task.id} {verb} ({status})")
 
@@ -210,17 +204,7 @@ def transition(
             task.id,
             {"status": status, "outcome": None, "closed_at": None, "reason": None, "state_at": at},
         )
-        log_event(
-            db,
-            task.id,
-            at=at,
-            source=source,
-            event=REOPEN,
-            status=status,
-            session_id=session_id,
-            applied=True,
-            event_key=event_key,
-        )
+        record(True)
         return OutcomeResult(
             task.id,
             None,
@@ -251,18 +235,7 @@ def transition(
         },
     )
     credits = credit_task(db, task, outcome, rules=rules, source=source, actor=actor, at=closed_at)
-    log_event(
-        db,
-        task.id,
-        at=at,
-        source=source,
-        event=CLOSE,
-        status=status,
-        session_id=session_id,
-        applied=True,
-        note=reason,
-        event_key=event_key,
-    )
+    record(True, reason)
     action = "corrected" if undone else "credited"
     return OutcomeResult(
         task.id,
