@@ -60,6 +60,9 @@ DEFAULTS: dict[str, Any] = {
         "min_similarity": 0.02,
         # Results with less than this share of the best result's similarity rank after the rest.
         "relative_floor": 0.3,
+        # Query words found in more than this share of the searched memories are left out
+        # of the query's embedding (they still count for keywords); 1 keeps every word.
+        "vector_common_share": 0.2,
         "default_limit": 8,
     },
     "embedding": {

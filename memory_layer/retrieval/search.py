@@ -6,6 +6,7 @@ MCP server all call ``recall``.
 
 from __future__ import annotations
 
+import bisect
 import math
 import re
 import sqlite3
@@ -84,6 +85,7 @@ class Term:
     pattern: re.Pattern[str]
     idf: float
     share: float  # fraction of memories containing the term
+    stem: str  # what ``pattern`` looks for at the start of a word
 
 
 # term -> (document count when measured, document frequency). IDF moves slowly, so a
@@ -110,6 +112,10 @@ def _document_frequency(conn: sqlite3.Connection, path: str, term: str, total: i
     return df
 
 
+def _db_path(conn: sqlite3.Connection) -> str:
+    return str(conn.execute("PRAGMA database_list").fetchone()[2])
+
+
 def query_term_weights(db: Conn, query: str) -> list[Term]:
     """Each query term with a pattern finding it in a memory's text and its IDF.
 
@@ -117,11 +123,11 @@ def query_term_weights(db: Conn, query: str) -> list[Term]:
     finds "fails"), approximating how the porter tokenizer lets BM25 match them.
     """
     conn = raw(db)
-    path = conn.execute("PRAGMA database_list").fetchone()[2]
+    path = _db_path(conn)
     total = _collection_size(conn)
     terms: list[Term] = []
     for term in query_terms(query):
-        key = term.lower()
+        key = stem = term.lower()
         if key.isascii():
             stem = key if len(key) <= 4 else key[: max(4, len(key) - 3)]
             pattern = re.compile(r"(?<![a-z0-9])" + re.escape(stem))
@@ -129,7 +135,7 @@ def query_term_weights(db: Conn, query: str) -> list[Term]:
             pattern = re.compile(re.escape(key))
         df = _document_frequency(conn, path, term, total)
         idf = math.log((total - df + 0.5) / (df + 0.5) + 1.0)
-        terms.append(Term(term, pattern, idf, df / total if total else 0.0))
+        terms.append(Term(term, pattern, idf, df / total if total else 0.0, stem))
     return terms
 
 
@@ -151,6 +157,90 @@ COMMON_TERM_SHARE = 0.05
 
 def _collection_size(db: Conn) -> int:
     return int(raw(db).execute("SELECT max(rowid) FROM memories").fetchone()[0] or 0)
+
+
+# How many of the searched memories are read to measure which query words are common
+# among them, and the fewest for which such a share means anything.
+SHARE_SAMPLE = 500
+SHARE_MIN_SCOPE = 50
+_WORD = re.compile(r"[^\W_]+")
+
+
+@dataclass(frozen=True)
+class ScopeSample:
+    """The words of up to SHARE_SAMPLE memories, sorted, each with the memories using it."""
+
+    size: int
+    words: tuple[str, ...]
+    holders: tuple[frozenset[int], ...]
+
+    def count(self, stem: str) -> int:
+        """How many memories have a word starting with ``stem`` (as Term.pattern finds)."""
+        found: set[int] = set()
+        i = bisect.bisect_left(self.words, stem)
+        while i < len(self.words) and self.words[i].startswith(stem):
+            found |= self.holders[i]
+            i += 1
+        return len(found)
+
+
+_ASCII_RUN = re.compile(r"[a-z0-9]+")
+_sample_cache: dict[tuple[str, str], tuple[int, ScopeSample]] = {}
+
+
+def _scope_sample(conn: sqlite3.Connection, scope: Scope) -> ScopeSample:
+    """Up to SHARE_SAMPLE memories in scope: all of them in a small scope, else a fixed
+    pseudo-random spread (hash of the rowid), so the same data always gives the same
+    sample. A warm process reuses it until the collection grows or shrinks by 5%."""
+    key = (_db_path(conn), repr(scope))
+    total = _collection_size(conn)
+    cached = _sample_cache.get(key)
+    if cached is not None and abs(cached[0] - total) <= 0.05 * max(total, 1):
+        return cached[1]
+    where, args = _scope_sql(scope)
+    rows = conn.execute(
+        "SELECT text FROM memories WHERE rowid IN (SELECT m.rowid FROM memories m WHERE "
+        + where
+        + " ORDER BY (m.rowid * 2654435761) % 4294967296 LIMIT ?)",
+        [*args, SHARE_SAMPLE],
+    ).fetchall()
+    holders: dict[str, set[int]] = {}
+    for i, (text,) in enumerate(rows):
+        for word in set(_ASCII_RUN.findall(str(text).lower())):
+            holders.setdefault(word, set()).add(i)
+    words = sorted(holders)
+    sample = ScopeSample(len(rows), tuple(words), tuple(frozenset(holders[w]) for w in words))
+    if len(_sample_cache) > 256:
+        _sample_cache.clear()
+    _sample_cache[key] = (total, sample)
+    return sample
+
+
+def vector_query(
+    db: Conn, query: str, terms: list[Term], scope: Scope, common_share: float
+) -> tuple[str, list[str]]:
+    """The text to embed for ``query``, and the words left out of it.
+
+    Words found in more than ``common_share`` of the searched memories say little about
+    which memory is meant, but they dominate a small embedding model's vector: in a
+    conversation store, a question naming a speaker ("What did Caroline paint?") ranked
+    every turn of that speaker above the one turn about painting. Leaving such words out
+    of the embedded text (keyword search still uses them) lifted LoCoMo R@10 from 0.545
+    to 0.67 with no change on coding paraphrases (benchmarks/RESULTS.md). When every word
+    is common, the query is embedded whole.
+    """
+    words = [t for t in terms if t.text.isascii()]
+    if common_share >= 1.0 or not words:
+        return query, []
+    sample = _scope_sample(raw(db), scope)
+    if sample.size < SHARE_MIN_SCOPE:
+        return query, []
+    limit = common_share * sample.size
+    common = {t.text.lower() for t in words if sample.count(t.stem) > limit}
+    if not common or len(common) == len(terms):
+        return query, []
+    kept = _WORD.sub(lambda m: "" if m.group(0).lower() in common else m.group(0), query)
+    return " ".join(kept.split()), sorted(common)
 
 
 def keyword_candidates(
@@ -212,12 +302,16 @@ def recall(
 
     cosines: dict[int, float] = {}
     model_id = None
+    dropped: list[str] = []
     if embedder is not None:
         from memory_layer.retrieval.vectors import vector_index
 
         index = vector_index(db, embedder.model_id, getattr(embedder, "dim", None))
         model_id = embedder.model_id
-        qvec = embedder.embed([query])[0]
+        embedded, dropped = vector_query(
+            db, query, terms, scope, float(settings["vector_common_share"])
+        )
+        qvec = embedder.embed([embedded])[0]
         projects = list(scope.projects) if scope.projects is not None else None
         cosines = dict(
             index.search(
@@ -273,6 +367,7 @@ def recall(
             "vector": None if vec is None else round(vec, 6),
             "cosine": None if not has_vector else round(cosines[rowid], 6),
             "mode": "hybrid" if embedder is not None else "keyword-only",
+            "vector_query_left_out": dropped,
             "intents": intents,
         }
         scored.append(
