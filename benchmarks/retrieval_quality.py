@@ -1,6 +1,7 @@
 """Retrieval quality: keyword-only vs vector-only vs hybrid on coding memories, and LoCoMo.
 
-Usage:  .venv/bin/python benchmarks/retrieval_quality.py [--skip-locomo] [--vector-weight W]
+Usage:  .venv/bin/python benchmarks/retrieval_quality.py [--skip-locomo] [--locomo-only]
+        [--modes keyword,vector,hybrid] [--vector-weight W] [--common-share S]
 
 1. benchmarks/data/coding_memories.jsonl: 144 memories x 3 queries (rarest keywords, a
    natural question, a paraphrase avoiding the memory's words). Each query runs with
@@ -182,6 +183,8 @@ def main() -> None:
     parser.add_argument("--skip-locomo", action="store_true")
     parser.add_argument("--keyword-weight", type=float)
     parser.add_argument("--vector-weight", type=float)
+    parser.add_argument("--common-share", type=float,
+                        help="retrieval.vector_common_share (1 embeds the whole query)")
     parser.add_argument("--locomo-only", action="store_true")
     parser.add_argument("--modes", default=",".join(MODES))
     parser.add_argument("--show-misses", action="store_true")
@@ -191,12 +194,15 @@ def main() -> None:
         cfg["retrieval"]["keyword_weight"] = args.keyword_weight
     if args.vector_weight is not None:
         cfg["retrieval"]["vector_weight"] = args.vector_weight
+    if args.common_share is not None:
+        cfg["retrieval"]["vector_common_share"] = args.common_share
     MODES = tuple(args.modes.split(","))
     embedder = get_embedder(cfg)
     if embedder is None:
         sys.exit("The embedding model did not load; run `memory-layer doctor`.")
     print(f"keyword_weight={cfg['retrieval']['keyword_weight']} "
-          f"vector_weight={cfg['retrieval']['vector_weight']}")
+          f"vector_weight={cfg['retrieval']['vector_weight']} "
+          f"vector_common_share={cfg['retrieval']['vector_common_share']}")
     if args.locomo_only:
         for mode, s in locomo_benchmark(cfg, embedder).items():
             print(f"{mode:<8} questions {s['questions']}  R@10 {s['R@10']:.3f}")
