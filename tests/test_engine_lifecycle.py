@@ -344,3 +344,33 @@ def test_parallel_hooks_all_land(claude: Claude, engine: bool) -> None:
 
     assert wait_for(lambda: recorded() == 8)
     assert "failed" not in claude.log()
+
+
+def test_engine_of_another_version_is_replaced(claude: Claude, tmp_path: Path) -> None:
+    """A plugin update while the engine runs: the new hook must not be answered by old code."""
+    import shutil
+
+    import memory_layer
+
+    seed(MEMORY)
+    lifecycle.spawn(force=True)
+    assert lifecycle.wait_until_ready(20)
+    old_pid = lifecycle.running_pid()
+    assert lifecycle.client_settings()["version"] == memory_layer.__version__
+    # The new install: the same package under another version, first on the path.
+    newer = tmp_path / "newer"
+    shutil.copytree(Path(memory_layer.__file__).parent, newer / "memory_layer",
+                    ignore=shutil.ignore_patterns("__pycache__", "web", "models"))
+    init = newer / "memory_layer" / "__init__.py"
+    init.write_text(init.read_text().replace(memory_layer.__version__, "99.0.0"))
+    env = {"PYTHONPATH": str(newer)}
+    payload = json.dumps(claude.payload("UserPromptSubmit", prompt=PROMPT)).encode()
+    done = claude.raw("UserPromptSubmit", payload, env)
+    assert done.returncode == 0 and b"docker compose up -d db" in done.stdout  # in-process
+    log = (claude.home / "logs" / "hooks.log").read_text()
+    assert f"the engine runs memory-layer '{memory_layer.__version__}', this hook '99.0.0'" in log
+    assert wait_for(lambda: not lifecycle._alive(old_pid), 20)
+    # The next hook of the new install starts an engine of its own version.
+    assert claude.raw("UserPromptSubmit", payload, env).returncode == 0
+    assert wait_for(lambda: (lifecycle.client_settings() or {}).get("version") == "99.0.0", 30)
+    assert lifecycle.running_pid() != old_pid

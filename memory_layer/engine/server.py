@@ -36,6 +36,7 @@ import time
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from memory_layer import __version__
 from memory_layer.engine.client import info_path, socket_path
 from memory_layer.engine.lifecycle import lock_path
 
@@ -90,6 +91,7 @@ class Engine:
         engine = config["engine"]
         data = {
             "pid": os.getpid(),
+            "version": __version__,
             "socket": socket_path(),
             "prompt_deadline_ms": engine["prompt_deadline_ms"],
             "deadline_ms": engine["deadline_ms"],
@@ -108,6 +110,7 @@ class Engine:
         ).fetchone()[0]
         return {
             "pid": os.getpid(),
+            "version": __version__,
             "uptime_s": round(time.time() - self.started, 1),
             "idle_s": round(time.monotonic() - self.last_activity, 1),
             "idle_timeout_s": self.config["engine"]["idle_timeout_s"],

@@ -13,6 +13,7 @@ import os
 import sys
 from collections.abc import Mapping
 
+from memory_layer import __version__
 from memory_layer.hooks.events import Event, InvalidEvent, parse_event
 from memory_layer.hooks.log import log
 
@@ -36,6 +37,16 @@ def _via_engine(event: Event) -> str | None:
 
     settings = client_settings()
     if settings is None:  # no engine is ready (it publishes this file when it is)
+        return None
+    if settings.get("version") != __version__:
+        # An engine started by another install (the plugin was updated while it ran)
+        # would answer with that install's code. Ask it to stop; this hook answers by
+        # itself, and the next one starts an engine of this version.
+        log(
+            f"{event.name}: the engine runs memory-layer {settings.get('version')!r}, this "
+            f"hook {__version__!r}: asked it to stop, answering in-process"
+        )
+        request({"op": "stop"}, 0.2)
         return None
     key = "prompt_deadline_ms" if event.name in QUERY_EVENTS else "deadline_ms"
     default = DEFAULT_PROMPT_DEADLINE_MS if event.name in QUERY_EVENTS else DEFAULT_DEADLINE_MS
