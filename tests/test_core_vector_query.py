@@ -109,3 +109,17 @@ def test_sample_follows_a_growing_collection(db, cfg, fake_embedder):
     for i in range(40):  # the same warm process sees the scope grow past the minimum
         remember(db, f"Caroline: more{i}", config=cfg, project="chat", embedder=fake_embedder)
     assert build_vector_query(db, "Caroline pottery", terms, scope, 0.2)[1] == ["caroline"]
+
+
+def test_recall_explain_names_the_words_left_out(db, cfg, fake_embedder):
+    from click.testing import CliRunner
+
+    from memory_layer.cli import cli
+
+    _conversation(db, cfg, fake_embedder)
+    result = CliRunner().invoke(cli, ["recall", "Caroline pottery", "--project", "chat",
+                                      "--explain"])
+    assert result.exit_code == 0, result.output
+    assert ("Left out of the embedded query (in over 20% of the searched memories; keywords "
+            "still use them): caroline") in result.output
+    assert TARGET[:40] in result.output.splitlines()[1]

@@ -242,6 +242,13 @@ def recall(
     if not results:
         click.echo("No matching memories.", err=True)
         return
+    left_out = results[0].explain.get("vector_query_left_out")
+    if explain and left_out:
+        click.echo(
+            "Left out of the embedded query (in over "
+            f"{cfg['retrieval']['vector_common_share']:.0%} of the searched memories; "
+            f"keywords still use them): {', '.join(left_out)}"
+        )
     for position, item in enumerate(results, 1):
         click.echo(_format_result(position, item, explain))
         reason = withheld_reason(item.memory, cfg)
