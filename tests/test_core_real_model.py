@@ -34,3 +34,43 @@ def test_real_model_loads_offline_and_finds_paraphrases(db):
                   scope=Scope.for_project("api"), config=cfg, embedder=model)
     assert hits[0].memory.id == target.id
     assert hits[0].explain["mode"] == "hybrid" and hits[0].explain["vector"] > 0.3
+
+
+def test_real_model_finds_the_turn_once_the_speaker_is_left_out_of_the_query(db):
+    """MiniLM's vector of "What did Caroline paint?" leans toward every turn by Caroline;
+    without the name it finds the painting turn (by the other speaker), as in LoCoMo."""
+    import copy
+
+    from memory_layer.transfer import import_records
+
+    embed.reset_embedder()
+    cfg = load_config()
+    model = embed.get_embedder(cfg)
+    assert model is not None
+    caroline = ["Hey, how was your week?", "I went to the support group again yesterday.",
+                "That sounds lovely, thanks for sharing!", "I'm thinking about adopting a child.",
+                "My friends threw me a birthday party.", "I love that, you're amazing!",
+                "I've been reading a lot about counseling careers.", "See you soon, take care!",
+                "The parade last weekend was so colorful.", "My grandma gave me this necklace."]
+    melanie = ["It was busy, the kids kept me running.", "We went camping by the lake.",
+               "I signed up for a pottery class.", "Thanks, that means a lot to me!",
+               "My husband and I ran a charity race.", "The kids loved the dinosaur museum.",
+               "Take care, talk soon!", "I've been playing the violin again.",
+               "We read a book about friendship together.", "Summer is my favorite time of year."]
+    target = "Melanie: I finally finished painting that sunset over the lake last weekend."
+    texts = [f"{who}: {line}{tail}" for who, lines in (("Caroline", caroline),
+                                                       ("Melanie", melanie))
+             for line in lines for tail in ("", " Really.", " Honestly.")] + [target]
+    import_records(db, [(i, {"text": t, "category": "context", "project": "chat",
+                             "source": "test", "confidence": 0.8})
+                        for i, t in enumerate(texts, 1)], embedder=model)
+
+    def top10(share: float) -> list[str]:
+        local = copy.deepcopy(cfg)
+        local["retrieval"].update(keyword_weight=0.0, vector_common_share=share)  # vectors only
+        hits = recall(db, "What did Caroline paint?", scope=Scope.for_project("chat"),
+                      config=local, embedder=model, limit=10)
+        return [h.memory.text for h in hits]
+
+    assert top10(0.2)[0] == target
+    assert target not in top10(1.0)  # the whole question embedded: Caroline's turns win
