@@ -231,7 +231,7 @@ def _unknown_key(key: str) -> ConfigError:
     import difflib
 
     near = difflib.get_close_matches(key, all_keys(), n=1)
-    hint = f" Did you mean '{near[0]}'?" if near else " Run `memory-layer config list`."
+    hint = f" Did you mean '{near[0]}'?" if near else " `memory-layer config keys` lists every setting."
     return ConfigError(f"Unknown config key '{key}'.{hint}")
 
 

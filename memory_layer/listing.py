@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from memory_layer.errors import InvalidInput
 from memory_layer.models import Memory, check_category
 from memory_layer.storage.conn import Conn, raw
 from memory_layer.storage.records import Operation, get_memory, history, memories_where
@@ -60,6 +61,9 @@ class Filters:
 def list_memories(
     db: Conn, filters: Filters, *, limit: int = 50, offset: int = 0, sort: str = "newest"
 ) -> list[Memory]:
+    # SQLite reads LIMIT -1 as "no limit": a negative page size must not list everything.
+    if limit < 1 or offset < 0:
+        raise InvalidInput(f"limit must be at least 1 and offset at least 0 (got {limit}, {offset}).")
     where, args = filters.where()
     return memories_where(
         db, where, args, order_by=SORTS.get(sort, SORTS["newest"]), limit=limit, offset=offset

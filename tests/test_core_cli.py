@@ -136,7 +136,10 @@ def test_edit_keeps_history():
         (["show", "doesnotexist"], "No memory"),
         (["config", "set", "weights.similarity", "abc"], "must be a float"),
         (["config", "set", "weights.similarty", "1"], "Did you mean 'weights.similarity'"),
-        (["config", "get", "nope.key"], "Unknown config key"),
+        (["config", "get", "nope.key"], "`memory-layer config keys` lists every setting"),
+        (["recall", "x", "-n", "0"], "0 is not in the range x>=1"),
+        (["list", "-n", "-1"], "-1 is not in the range x>=1"),
+        (["list", "--offset", "-5"], "-5 is not in the range x>=0"),
     ],
 )
 def test_bad_input_exits_non_zero(args, message):
@@ -270,6 +273,8 @@ def test_config_commands(user_home):
     assert run("config", "get", "recency.half_life_days").output.strip() == "30.0"
     shown = json.loads(run("config", "show", "--json").output)
     assert shown["boosts"]["troubleshooting"] == 1.5
+    assert run("config").output == run("config", "show").output  # bare group shows too
+    assert "half_life_days: 30.0" in run("config").output
     assert run("path").output.strip() == str(user_home)
     assert run("path", "--db").output.strip() == str(user_home / "memories.db")
 

@@ -248,22 +248,34 @@ def test_corrupt_database_is_reported_and_untouched(tmp_path):
 
 
 def test_locked_database_is_reported(db, cfg, monkeypatch):
-    import memory_layer.storage.db as dbmod
+    """Another process holds the write lock: the library raises its named error and the
+    CLI exits 1 with what to do, for every kind of write, and nothing is half-stored."""
+    from click.testing import CliRunner
 
+    import memory_layer.storage.db as dbmod
+    from memory_layer.cli import cli
+
+    kept = remember(db, "the store before the lock", config=cfg, project="p").memory
+    monkeypatch.setattr(dbmod, "BUSY_TIMEOUT_MS", 100)
     blocker = sqlite3.connect(db_path(), isolation_level=None)
     blocker.execute("BEGIN EXCLUSIVE")
     try:
-        monkeypatch.setattr(dbmod, "BUSY_TIMEOUT_MS", 100)
         other = dbmod.open_db()
-        other.execute("PRAGMA busy_timeout = 100")
-        with pytest.raises(DatabaseError, match="locked"):
-            try:
-                remember(other, "x", config=cfg)
-            except sqlite3.OperationalError as exc:
-                raise dbmod._explain(exc, db_path()) from None
+        with pytest.raises(DatabaseError, match="locked by another process"):
+            remember(other, "x", config=cfg)
+        other.close()
+        for args in (["remember", "another memory entirely", "--global"],
+                     ["forget", kept.id], ["edit", kept.id, "--text", "changed"]):
+            result = CliRunner().invoke(cli, args)
+            assert result.exit_code == 1, (args, result.output)
+            assert "is locked by another process" in result.output, args
+            assert "memory-layer engine stop" in result.output
+            assert "Traceback" not in result.output
     finally:
         blocker.execute("ROLLBACK")
         blocker.close()
+    rows = db.execute("SELECT id, text, status FROM memories").fetchall()
+    assert rows == [(kept.id, "the store before the lock", "active")]
 
 
 def test_prefix_ids(db, cfg):
@@ -288,3 +300,10 @@ def test_concurrent_first_open_migrates_once(tmp_path):
 
 def _open_and_count(path: str) -> int:
     return open_db(Path(path)).execute("SELECT count(*) FROM memories").fetchone()[0]
+
+
+def test_list_rejects_a_negative_page(db):
+    from memory_layer.listing import Filters, list_memories
+
+    with pytest.raises(InvalidInput, match="limit must be at least 1"):
+        list_memories(db, Filters(), limit=-1)

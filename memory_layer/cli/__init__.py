@@ -6,6 +6,7 @@ command functions so `memory-layer --help` and keyword-only recall start fast.
 
 from __future__ import annotations
 
+import sqlite3
 from typing import Any
 
 import click
@@ -22,6 +23,14 @@ class Group(click.Group):
             return super().invoke(ctx)
         except MemoryLayerError as exc:
             raise click.ClickException(str(exc)) from None
+        except sqlite3.OperationalError as exc:
+            # A write outside records.transaction that met another process's lock.
+            if "locked" not in str(exc) and "busy" not in str(exc):
+                raise
+            from memory_layer.paths import db_path
+            from memory_layer.storage.db import explain_error
+
+            raise click.ClickException(str(explain_error(exc, db_path()))) from None
 
 
 @click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})

@@ -108,9 +108,12 @@ def doctor(as_json: bool) -> None:
         sys.exit(1)
 
 
-@cli.group()
-def config() -> None:
+@cli.group(invoke_without_command=True)
+@click.pass_context
+def config(ctx: click.Context) -> None:
     """Show and change settings in config.yaml (weights, boosts, half-life, model...).
+
+    Without a subcommand, prints the effective settings (as `config show`).
 
     \b
     Examples:
@@ -118,7 +121,10 @@ def config() -> None:
         memory-layer config get weights.similarity
         memory-layer config set recency.half_life_days 14
         memory-layer config unset recency.half_life_days
+        memory-layer config keys
     """
+    if ctx.invoked_subcommand is None:
+        ctx.invoke(config_show, as_json=False)
 
 
 @config.command(name="show")

@@ -152,7 +152,9 @@ def _format_result(rank: int, item: Any, explain: bool) -> str:
 
 @cli.command()
 @click.argument("query")
-@click.option("-n", "--limit", type=int, default=None, help="How many results (default 8).")
+@click.option(
+    "-n", "--limit", type=click.IntRange(min=1), default=None, help="How many results (default 8)."
+)
 @click.option("-p", "--project", help="Project id (default: the current git project).")
 @click.option("--all-projects", is_flag=True, help="Search every project.")
 @click.option("--no-global", is_flag=True, help="Leave out global memories.")
@@ -217,7 +219,7 @@ def recall(
         query,
         scope=scope,
         config=cfg,
-        limit=limit or int(cfg["retrieval"]["default_limit"]),
+        limit=limit if limit is not None else int(cfg["retrieval"]["default_limit"]),
         embedder=embedder_for(cfg, wanted=not keyword_only),
         # Sinking memories (outcome at or below outcomes.floor) only on request.
         visible=None if include_sinking else (lambda m: not is_sinking(m, cfg)),
@@ -262,8 +264,8 @@ def recall(
 
 
 @cli.command(name="list")
-@click.option("-n", "--limit", type=int, default=50, show_default=True)
-@click.option("--offset", type=int, default=0, show_default=True)
+@click.option("-n", "--limit", type=click.IntRange(min=1), default=50, show_default=True)
+@click.option("--offset", type=click.IntRange(min=0), default=0, show_default=True)
 @click.option("-p", "--project", help="Only this project (use 'global' for global ones).")
 @click.option("-c", "--category", help="Only this category.")
 @click.option("--status", help="Only this status (default: every status).")

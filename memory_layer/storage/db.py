@@ -13,7 +13,8 @@ from memory_layer.storage.conn import Conn, raw
 BUSY_TIMEOUT_MS = 5000
 
 
-def _explain(exc: sqlite3.Error, path: Path) -> DatabaseError:
+def explain_error(exc: sqlite3.Error, path: Path | str) -> DatabaseError:
+    """The named error, with how to fix it, for a SQLite error on the store at ``path``."""
     message = str(exc)
     if "locked" in message or "busy" in message:
         return DatabaseError(
@@ -39,7 +40,7 @@ def _connect(path: Path) -> sqlite3.Connection:
     conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
     # Autocommit: transactions are explicit (records.transaction), never opened behind our back.
     conn.isolation_level = None
-    conn.execute("PRAGMA busy_timeout = 5000")
+    conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_MS)}")
     conn.execute("PRAGMA journal_mode = WAL")
     conn.execute("PRAGMA synchronous = NORMAL")
     conn.execute("PRAGMA foreign_keys = ON")
@@ -86,7 +87,7 @@ def open_db(path: Path | None = None, *, migrate: bool = True) -> sqlite3.Connec
                     conn.execute("ROLLBACK")
                 raise
     except sqlite3.Error as exc:
-        raise _explain(exc, path) from None
+        raise explain_error(exc, path) from None
     return conn
 
 

@@ -92,7 +92,7 @@ def transaction(db: Conn) -> Iterator[sqlite3.Connection]:
         else:
             conn.execute("RELEASE SAVEPOINT " + name)
         return
-    conn.execute("BEGIN IMMEDIATE")
+    _locking(conn, "BEGIN IMMEDIATE")
     try:
         yield conn
     except BaseException:
@@ -100,7 +100,23 @@ def transaction(db: Conn) -> Iterator[sqlite3.Connection]:
             conn.execute("ROLLBACK")
         raise
     else:
-        conn.execute("COMMIT")
+        _locking(conn, "COMMIT")
+
+
+def _locking(conn: sqlite3.Connection, statement: str) -> None:
+    """Run a statement that waits for the write lock; a lock still held by another
+    process after the busy timeout becomes the store's named error, saying what to do."""
+    try:
+        conn.execute(statement)
+    except sqlite3.OperationalError as exc:
+        if "locked" not in str(exc) and "busy" not in str(exc):
+            raise
+        from memory_layer.storage.db import explain_error
+
+        path = conn.execute("PRAGMA database_list").fetchone()[2]
+        if conn.in_transaction:  # a COMMIT that could not finish: nothing half-written
+            conn.execute("ROLLBACK")
+        raise explain_error(exc, path) from None
 
 
 def record_op(
