@@ -112,7 +112,12 @@ def load_embedder(config: dict[str, Any]) -> tuple[Embedder | None, EmbedderStat
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     try:
         from fastembed import TextEmbedding
+        from loguru import logger
 
+        # fastembed logs each failed download attempt as an ERROR on stderr (six lines for
+        # an uncached model offline); the reason is kept in EmbedderStatus, which `doctor`
+        # and the CLI's keyword-only notice report once.
+        logger.disable("fastembed")
         kwargs: dict[str, Any] = {"threads": settings["threads"]}
         if settings["model_path"]:
             kwargs["specific_model_path"] = settings["model_path"]

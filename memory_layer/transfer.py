@@ -111,6 +111,8 @@ def read_lines(stream: Iterable[bytes], max_chars: int) -> list[tuple[int, dict[
     parsed: list[tuple[int, dict[str, Any]]] = []
     seen: dict[str, int] = {}
     for number, raw_line in enumerate(stream, 1):
+        if number == 1 and raw_line.startswith(b"\xef\xbb\xbf"):
+            raw_line = raw_line[3:]  # a UTF-8 byte-order mark, as Windows editors write it
         values = parse_line(number, raw_line, max_chars)
         if values is None:
             continue

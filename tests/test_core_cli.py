@@ -57,6 +57,10 @@ def test_duplicate_remember_says_so():
     assert second.exit_code == 0
     assert second.stdout.strip() == first
     assert "Reinforced existing memory" in second.stderr
+    third = CliRunner().invoke(cli, ["remember", "Run make lint before pushing!", "-p", "x",
+                                     "--json"])
+    assert json.loads(third.stdout)["created"] is False  # stdout stays pure JSON
+    assert "Reinforced existing memory" in third.stderr
 
 
 def test_recall_json_contract_and_explain():
@@ -234,6 +238,14 @@ def test_import_bad_line_imports_nothing(tmp_path, content, message):
     assert json.loads(run("list", "--json").output) == []
 
 
+def test_import_accepts_a_byte_order_mark_and_defaults_to_global(tmp_path):
+    src = tmp_path / "windows.jsonl"
+    src.write_bytes(b'\xef\xbb\xbf{"text": "saved by notepad"}\r\n')
+    assert "Imported 1" in run("import", str(src)).output
+    (stored,) = json.loads(run("list", "--json").output)
+    assert stored["text"] == "saved by notepad" and stored["project"] is None
+
+
 def test_import_from_stdin():
     result = run("import", "-", input='{"text": "from stdin", "project": "s"}\n')
     assert "Imported 1" in result.output
@@ -245,10 +257,13 @@ def test_keyword_only_fallback_and_index(keyword_only, user_home):
     user_home.mkdir(parents=True, exist_ok=True)
     (user_home / "config.yaml").write_text("embedding:\n  model: no-such/model\n")
     embed.reset_embedder()
-    mid = run("remember", "pg_dump needs --no-owner for staging", "-p", "db").output.strip()
+    stored = run("remember", "pg_dump needs --no-owner for staging", "-p", "db")
+    mid = stored.stdout.strip()
+    assert "Keyword-only: the embedding model did not load" in stored.stderr
+    assert "no-such/model" in stored.stderr
     info = json.loads(run("show", mid, "--json").output)
     assert info["embedding_model"] is None
-    hits = json.loads(run("recall", "pg_dump staging", "-p", "db", "--json").output)
+    hits = json.loads(run("recall", "pg_dump staging", "-p", "db", "--json").stdout)
     assert hits[0]["id"] == mid and hits[0]["explain"]["mode"] == "keyword-only"
     doctor = CliRunner().invoke(cli, ["doctor"])
     assert doctor.exit_code == 1

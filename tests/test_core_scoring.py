@@ -81,6 +81,8 @@ def test_boost_multiplies_when_intent_matches(db, cfg):
         ("how does the auth service talk to billing", {"architecture"}),
         ("any gotchas with pg_dump", {"gotcha"}),
         ("which editor do I prefer", {"preference"}),
+        ("is there a workaround for the flaky test", {"troubleshooting", "gotcha", "workaround"}),
+        ("e2e suite fails intermittently", {"troubleshooting", "gotcha", "workaround"}),
     ],
 )
 def test_intent_detection(query, expected):

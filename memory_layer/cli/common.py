@@ -21,9 +21,17 @@ def open_store() -> sqlite3.Connection:
 def embedder_for(config: dict[str, Any], *, wanted: bool = True) -> Any:
     if not wanted:
         return None
-    from memory_layer.embed import get_embedder
+    from memory_layer.embed import embedder_status, get_embedder
 
-    return get_embedder(config)
+    embedder = get_embedder(config)
+    if embedder is None and config["embedding"]["enabled"]:
+        # Say it once per command: results are keyword-only, and why.
+        click.echo(
+            f"Keyword-only: the embedding model did not load "
+            f"({embedder_status(config).reason}). `memory-layer doctor` says more.",
+            err=True,
+        )
+    return embedder
 
 
 def config() -> dict[str, Any]:

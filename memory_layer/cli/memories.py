@@ -93,9 +93,7 @@ def remember(
         subject=subject,
         key=key,
     )
-    if as_json:
-        echo_json({**result.memory.to_dict(), "created": result.created})
-        return
+    # Notices go to stderr in both modes, so `--json` output stays parseable.
     if result.memory.status == "conflict":
         click.echo(
             "Another source recorded a different value for this fact: both are now "
@@ -108,15 +106,16 @@ def remember(
             "(`memory-layer review`).",
             err=True,
         )
-    if result.created:
-        click.echo(result.memory.id)
-    else:
-        click.echo(result.memory.id)
+    if not result.created:
         click.echo(
             f"Reinforced existing memory {result.memory.id} instead of adding a copy "
             f"(now used {result.memory.use_count}x).",
             err=True,
         )
+    if as_json:
+        echo_json({**result.memory.to_dict(), "created": result.created})
+    else:
+        click.echo(result.memory.id)
 
 
 def _format_result(rank: int, item: Any, explain: bool) -> str:

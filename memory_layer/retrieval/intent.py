@@ -9,7 +9,8 @@ Rules (each intent is a set of cue patterns, matched case-insensitively as words
 | intent        | cues (examples)                                              | boosted categories                  |
 |---------------|--------------------------------------------------------------|-------------------------------------|
 | error         | error, exception, fail, crash, broken, traceback, refused,   | troubleshooting, gotcha, workaround |
-|               | timeout, "doesn't work", can't, FooError, ECONNREFUSED, 404  |                                     |
+|               | timeout, "doesn't work", can't, FooError, ECONNREFUSED, 404, |                                     |
+|               | flaky, intermittent, workaround                              |                                     |
 | caution       | gotcha, pitfall, careful, caveat, watch out, trap, surprising| gotcha                              |
 | decision      | why, decide, decision, chose, choice, instead of, vs, reason | decision                            |
 | convention    | convention, style, naming, name, format, standard, should we | convention, pattern                 |
@@ -63,6 +64,10 @@ _INTENTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
             r"not found",
             r"undefined",
             r"null",
+            r"flak(y|iness)",
+            r"intermittent(ly)?",
+            r"workarounds?",
+            r"work around",
         ),
         ("troubleshooting", "gotcha", "workaround"),
     ),
