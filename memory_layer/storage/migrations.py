@@ -13,7 +13,11 @@ if TYPE_CHECKING:
 
 SET_NAME = "memory_layer"
 
-# (name, function) in order. The sqlite-utils Migrations set is built from this list
+# (name, function) in order: the order of this file, not of the numbers in the names.
+# The numbers were reserved per area (m01x hooks, m02x outcomes, m03x trust...) while the
+# areas were built in parallel; the names are stored in every database, so they stay as
+# they are, and a new migration always goes at the end of the file.
+# The sqlite-utils Migrations set is built from this list
 # only when something is pending: importing sqlite-utils costs ~0.2 s, which the
 # hook path cannot afford on every call, while checking the applied names is one query.
 MIGRATIONS: list[tuple[str, Callable[[Database], None]]] = []
