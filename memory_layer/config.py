@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import os
 from collections.abc import Mapping
 
@@ -235,6 +236,15 @@ def _unknown_key(key: str) -> ConfigError:
     return ConfigError(f"Unknown config key '{key}'.{hint}")
 
 
+# Settings that take one of a few words; anything else would only fail later, in a hook.
+CHOICES: dict[str, tuple[str, ...]] = {
+    "trust.hook_writes": ("active", "pending"),
+    "trust.other_writes": ("active", "pending"),
+    "trust.overdue": ("withhold", "flag"),
+    "trust.conflicts": ("show", "hide"),
+}
+
+
 def coerce(key: str, value: Any) -> Any:
     """Validate ``value`` for ``key`` against its default; return the typed value."""
     try:
@@ -271,6 +281,15 @@ def coerce(key: str, value: Any) -> Any:
         raise ConfigError(
             f"Config value '{key}' must be a {type(default).__name__}, got {value!r}."
         ) from None
+    if key in CHOICES:
+        typed = typed.strip().lower()
+        if typed not in CHOICES[key]:
+            raise ConfigError(
+                f"Config value '{key}' must be one of {', '.join(CHOICES[key])}, got {value!r}."
+            )
+    if isinstance(typed, float) and not math.isfinite(typed):
+        # nan slips through every comparison and turns each score into nan.
+        raise ConfigError(f"Config value '{key}' must be a finite number, got {value!r}.")
     if isinstance(typed, (int, float)) and not isinstance(typed, bool):
         # A setting whose default is negative (outcomes.failure_delta, outcomes.floor)
         # may be negative; every other number may not.

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -144,6 +145,10 @@ def test_edit_keeps_history():
         (["recall", "x", "-n", "0"], "0 is not in the range x>=1"),
         (["list", "-n", "-1"], "-1 is not in the range x>=1"),
         (["list", "--offset", "-5"], "-5 is not in the range x>=0"),
+        (["config", "set", "weights.similarity", "nan"], "must be a finite number"),
+        (["config", "set", "boosts.gotcha", "1e999"], "must be a finite number"),
+        (["config", "set", "trust.hook_writes", "bogus"], "must be one of active, pending"),
+        (["config", "set", "trust.overdue", "later"], "must be one of withhold, flag"),
     ],
 )
 def test_bad_input_exits_non_zero(args, message):
@@ -175,6 +180,28 @@ def test_missing_config_value_is_reported(user_home):
     (user_home / "config.yaml").write_text("weights: [1, 2\n")
     result = CliRunner().invoke(cli, ["recall", "anything"])
     assert result.exit_code == 1 and "not valid YAML" in result.output
+
+
+def test_damage_past_the_header_is_a_clear_error(user_home):
+    """The file opens (header intact) but the table pages are garbage: exit 1 with what
+    to do, not a traceback."""
+    for i in range(40):
+        run("remember", f"memory number {i} about the staging deploy", "-p", "p")
+    path = user_home / "memories.db"
+    with sqlite3.connect(path) as conn:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        page_size = conn.execute("PRAGMA page_size").fetchone()[0]
+        root = conn.execute(
+            "SELECT rootpage FROM sqlite_master WHERE name = 'memories'"
+        ).fetchone()[0]
+    data = bytearray(path.read_bytes())
+    start = (root - 1) * page_size
+    data[start : start + page_size] = b"\xa5" * page_size
+    path.write_bytes(bytes(data))
+    result = CliRunner().invoke(cli, ["list"])
+    assert result.exit_code == 1, result.output
+    assert "corrupt" in result.output and "backup" in result.output
+    assert "Traceback" not in result.output
 
 
 def test_corrupt_database_cli(user_home):

@@ -23,9 +23,10 @@ class Group(click.Group):
             return super().invoke(ctx)
         except MemoryLayerError as exc:
             raise click.ClickException(str(exc)) from None
-        except sqlite3.OperationalError as exc:
-            # A write outside records.transaction that met another process's lock.
-            if "locked" not in str(exc) and "busy" not in str(exc):
+        except sqlite3.DatabaseError as exc:
+            # Met after the store opened: another process's lock on a write outside
+            # records.transaction, or damage deeper in the file than the header.
+            if not any(word in str(exc) for word in ("locked", "busy", "malformed", "corrupt")):
                 raise
             from memory_layer.paths import db_path
             from memory_layer.storage.db import explain_error
