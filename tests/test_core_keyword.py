@@ -58,3 +58,31 @@ def test_small_collections_always_or_the_terms(corpus):
     # 660 memories: the OR touches at most 660 rows, under the budget.
     hits = keyword_candidates(corpus, "deploy billing", Scope.for_project("p"), 700)
     assert len(hits) == 660
+
+
+def test_a_fact_is_found_by_its_subject_and_key(db, cfg, keyword_only):
+    from memory_layer.retrieval.search import recall
+    from memory_layer.trust.facts import write
+
+    fact = write(db, "ubuntu 22.04", config=cfg, source="cli", project="p",
+                 subject="prod-server", key="os").memory
+    write(db, "the staging box runs debian", config=cfg, source="cli", project="p")
+    hits = recall(db, "what os does prod-server run", scope=Scope.for_project("p"), config=cfg)
+    assert hits[0].memory.id == fact.id
+    assert hits[0].explain["coverage"] > 0.5  # judged on subject and key, not the value alone
+
+
+def test_upgrade_indexes_the_subject_and_key_of_existing_facts(db, cfg):
+    from memory_layer.storage.migrations import m070_fts_indexes_fact_subject_and_key
+    from memory_layer.trust.facts import write
+
+    fact = write(db, "ubuntu 22.04", config=cfg, source="cli", project="p",
+                 subject="prod-server", key="os").memory
+    # As a database written before m070 holds it: the value alone.
+    db.execute("UPDATE memories_fts SET body = ? WHERE rowid = ?", ["ubuntu 22.04", fact.rowid])
+    match = "SELECT rowid FROM memories_fts WHERE memories_fts MATCH 'server'"
+    assert db.execute(match).fetchall() == []
+    import sqlite_utils
+
+    m070_fts_indexes_fact_subject_and_key(sqlite_utils.Database(db))
+    assert db.execute(match).fetchall() == [(fact.rowid,)]

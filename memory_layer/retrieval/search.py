@@ -285,6 +285,12 @@ def keyword_candidates(
     return search(" OR ".join(parts))
 
 
+def _searchable(memory: Memory) -> str:
+    """The text keyword evidence is judged on: as indexed (textindex.fts_document)."""
+    parts = (memory.extra.get("subject"), memory.extra.get("fact_key"), memory.text)
+    return " ".join(str(p) for p in parts if p)
+
+
 def recall(
     db: Conn,
     query: str,
@@ -344,7 +350,7 @@ def recall(
     vector_weight = float(settings["vector_weight"])
     min_similarity = float(settings["min_similarity"])
     covered = {
-        rowid: coverage(terms, memories[rowid].text)
+        rowid: coverage(terms, _searchable(memories[rowid]))
         for rowid in keyword
         if rowid in memories and best_bm25 > 0
     }

@@ -469,3 +469,19 @@ def m060_review_restored_records_unverified(db: Database) -> None:
         "AND OLD.status IN ('pending', 'rejected', 'disputed', 'conflict', 'retired') "
         "BEGIN UPDATE memories SET checksum = 'unverified' WHERE rowid = NEW.rowid; END"
     )
+
+
+@migrations(name="m070_fts_indexes_fact_subject_and_key")
+def m070_fts_indexes_fact_subject_and_key(db: Database) -> None:
+    # Structured facts were findable only by their value ("ubuntu 22.04"), never by what
+    # they are about ("prod-server os"): index subject and key with the text.
+    from memory_layer.storage.textindex import fts_document
+
+    rows = db.execute(
+        "SELECT rowid, text, subject, fact_key FROM memories WHERE subject IS NOT NULL"
+    ).fetchall()
+    for rowid, text, subject, key in rows:
+        db.execute(
+            "UPDATE memories_fts SET body = ? WHERE rowid = ?",
+            [fts_document(text, subject, key), rowid],
+        )

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from memory_layer.errors import InvalidInput, NotFound
 from memory_layer.models import Memory, iso, memory_from_row, utcnow
 from memory_layer.storage.conn import Conn, raw
-from memory_layer.storage.textindex import fts_body, normalise_for_hash
+from memory_layer.storage.textindex import fts_document, normalise_for_hash
 
 # typing costs ~3 ms to import and is needed here only by type checkers (annotations
 # are strings at run time), so the hook path never imports it.
@@ -166,7 +166,8 @@ def insert_memory(
         )
         rowid = cursor.lastrowid
         raw(db).execute(
-            "INSERT INTO memories_fts(rowid, body) VALUES (?, ?)", [rowid, fts_body(row["text"])]
+            "INSERT INTO memories_fts(rowid, body) VALUES (?, ?)",
+            [rowid, fts_document(row["text"], row.get("subject"), row.get("fact_key"))],
         )
         record_op(
             db,
@@ -223,10 +224,14 @@ def update_memory(
             "UPDATE memories SET " + ", ".join(f"[{c}] = ?" for c in changed) + " WHERE id = ?",
             [*changed.values(), current.id],
         )
-        if "text" in changed:
+        if changed.keys() & {"text", "subject", "fact_key"}:
+            body = fts_document(
+                changed.get("text", current.text),
+                changed.get("subject", current.extra.get("subject")),
+                changed.get("fact_key", current.extra.get("fact_key")),
+            )
             raw(db).execute(
-                "UPDATE memories_fts SET body = ? WHERE rowid = ?",
-                [fts_body(changed["text"]), current.rowid],
+                "UPDATE memories_fts SET body = ? WHERE rowid = ?", [body, current.rowid]
             )
         logged = [k for k in changed if k not in {"updated_at", "content_hash", "embedding"}]
         if log_fields is not None:

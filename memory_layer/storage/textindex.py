@@ -54,6 +54,13 @@ STOPWORDS = frozenset(
 )
 
 
+def fts_document(text: str, subject: str | None = None, key: str | None = None) -> str:
+    """What the FTS index holds for a memory: a structured fact's subject and key come
+    first, so "what os does prod-server run" finds the fact whose text is only
+    "ubuntu 22.04"."""
+    return fts_body(" ".join(part for part in (subject, key, text) if part))
+
+
 def fts_body(text: str) -> str:
     """The text as stored in the FTS index: CJK characters separated by spaces."""
     if text.isascii():
