@@ -82,3 +82,40 @@ def claude_event(name: str, session_id: str, minute: float, **fields: Any) -> di
     }
     base.update(fields)
     return base
+
+
+def claude_tool(
+    session_id: str, minute: float, tool: str, tool_input: dict[str, Any], response: Any
+) -> dict[str, Any]:
+    """A PostToolUse of TaskCreate or TaskUpdate, as the hooks hand it over."""
+    return claude_event(
+        "PostToolUse",
+        session_id,
+        minute,
+        tool_name=tool,
+        tool_input=tool_input,
+        tool_response=response,
+    )
+
+
+def task_update(
+    session_id: str, task: str, minute: float, status: str, **change: str
+) -> dict[str, Any]:
+    """A TaskUpdate of ``status``; ``change`` (e.g. from_="pending") adds statusChange."""
+    response: dict[str, Any] = {"success": True, "taskId": task}
+    if change:
+        response["statusChange"] = {"from": change["from_"], "to": status}
+    return claude_tool(
+        session_id, minute, "TaskUpdate", {"taskId": task, "status": status}, response
+    )
+
+
+def task_create(session_id: str, task: str, minute: float) -> dict[str, Any]:
+    subject = f"Task {task}"
+    return claude_tool(
+        session_id,
+        minute,
+        "TaskCreate",
+        {"subject": subject},
+        {"task": {"id": task, "subject": subject}},
+    )

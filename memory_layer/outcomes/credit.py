@@ -53,6 +53,7 @@ CREDIT_COLUMNS = (
     "reversal_reason",
 )
 MAX_EVIDENCE = 6
+ABANDONED = "deleted before it was started: no work to judge"
 
 
 @dataclass
@@ -69,11 +70,14 @@ def _shift(stamp: str, seconds: float) -> str:
 def window(db: Conn, task: Task, rules: Settings, end: str) -> tuple[str, str]:
     """(start, end) of the work on a task: evidence of use must fall inside it.
 
-    Claude tasks start with the turn that created them (the last prompt at or before
-    the task opened; else ``lead_seconds`` before). Other tasks start when work
-    started, else when opened but at most ``fallback_window_hours`` before the close.
+    Claude tasks start when they went in_progress: agents create several tasks up
+    front and work through them in one turn, so the turn's start would hand one
+    task's work to all of them. A Claude task never started begins with the turn that
+    created it (the last prompt at or before it opened; else ``lead_seconds`` before).
+    Other tasks start when work started, else when opened but at most
+    ``fallback_window_hours`` before the close.
     """
-    if task.source == "claude":
+    if task.source == "claude" and not task.started_at:
         row = None
         if task.session_id:
             row = (
@@ -139,6 +143,7 @@ def candidates(
     until = max(end, evidence_end or end)
     found: dict[str, Candidate] = {}
     events_cache: dict[str | None, list[dict[str, Any]]] = {}
+    observed: dict[str | None, bool] = {}
     for memory_id, session_id, surfaced_at, how in _surfacings(db, task, start, end, rules):
         try:
             memory = get_memory(db, memory_id)
@@ -148,12 +153,16 @@ def candidates(
         cand.evidence.append(
             {"kind": "surfaced", "how": how, "at": surfaced_at, "session_id": session_id}
         )
+        if _abandoned(task):
+            cand.evidence.append({"kind": "abandoned", "detail": ABANDONED})
+            continue
         if session_id not in events_cache:
             events_cache[session_id] = (
                 _session_events(db, session_id, start, until) if session_id else []
             )
-        events = [e for e in events_cache[session_id] if e["at"] >= surfaced_at]
-        weight, proof = _judge(memory, events, rules, session_id)
+            observed[session_id] = bool(session_id) and _has_events(db, session_id, until)
+        events = [e for e in events_cache[session_id] if e["at"] >= surfaced_at and _counts(e, end)]
+        weight, proof = _judge(memory, events, rules, session_id, observed[session_id])
         cand.evidence.extend(proof)
         cand.weight = max(cand.weight, weight)
     for cand in found.values():
@@ -161,8 +170,44 @@ def candidates(
     return list(found.values())
 
 
+def _abandoned(task: Task) -> bool:
+    """A Claude task deleted before it ever went in_progress: no work was done under
+    it, so its failure is no verdict on the memories shown around it."""
+    return (
+        task.source == "claude"
+        and task.status == "deleted"
+        and task.outcome == FAILURE
+        and not task.started_at
+    )
+
+
+def _counts(event: dict[str, Any], end: str) -> bool:
+    # After the close only the closing message counts (it arrives with Stop): the
+    # turn's later commands and edits are the next task's work, not this one's.
+    return event["at"] <= end or event["kind"] == "assistant"
+
+
+def _has_events(db: Conn, session_id: str, until: str) -> bool:
+    """Whether the session recorded any tool or assistant event by ``until``: only a
+    session with none at all (e.g. an MCP-only agent) earns the unobserved guess."""
+    row = (
+        raw(db)
+        .execute(
+            "SELECT 1 FROM session_events WHERE session_id = ? AND at <= ? "
+            "AND kind IN ('tool', 'assistant') LIMIT 1",
+            [session_id, until],
+        )
+        .fetchone()
+    )
+    return row is not None
+
+
 def _judge(
-    memory: Memory, events: list[dict[str, Any]], rules: Settings, session_id: str | None
+    memory: Memory,
+    events: list[dict[str, Any]],
+    rules: Settings,
+    session_id: str | None,
+    observed: bool,
 ) -> tuple[float, list[dict[str, Any]]]:
     sig = signature(memory.id, memory.text)
     proof: list[dict[str, Any]] = []
@@ -175,7 +220,7 @@ def _judge(
                 break
     if proof:
         return 1.0, proof
-    if events:
+    if observed:
         return rules.shown_weight, [
             {"kind": "shown", "session_id": session_id, "detail": "surfaced, not acted on"}
         ]

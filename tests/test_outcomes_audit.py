@@ -1,0 +1,109 @@
+"""Regressions from the outcome-learning audit: evidence windows of tasks sharing a
+turn, the task list id of the hook's own environment, out-of-order async updates,
+manual verdicts against later task files, and the messages outcome code builds."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from memory_layer.outcomes import task_detail
+from memory_layer.outcomes.claude import on_hook_event
+from memory_layer.storage.records import get_memory
+from tests.test_outcomes_support import (
+    add_memory,
+    claude_event,
+    event,
+    session,
+    surface,
+    task_create,
+    task_update,
+)
+
+
+@pytest.fixture(autouse=True)
+def _no_shared_list(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("CLAUDE_CODE_TASK_LIST_ID", raising=False)
+
+
+def _credits(db: Any, task_id: str) -> dict[str, float]:
+    return {c["memory_id"]: c["weight"] for c in task_detail(db, task_id)["credits"]}
+
+
+# --- 1. one turn, several tasks: each task's evidence is its own ---------------------
+
+
+@pytest.fixture
+def turn(db: Any, cfg: dict[str, Any]) -> dict[str, str]:
+    """Three tasks created up front in one turn, worked through one after another."""
+    pip = add_memory(db, cfg, "ModuleNotFoundError for shop: run `pip install -e .` first")
+    readme = add_memory(db, cfg, "READMEs start from the template `docs/readme-template.md`")
+    session(db, "s1")
+    event(db, "s1", 1, "prompt", text="fix the tests, add a README, bump the version")
+    surface(db, pip, "s1", 1)
+    surface(db, readme, "s1", 1)
+    for task in ("1", "2", "3", "4"):
+        on_hook_event(db, task_create("s1", task, 2))
+    on_hook_event(db, task_update("s1", "1", 3, "in_progress", from_="pending"))
+    event(db, "s1", 4, tool="Bash", command="pip install -e .")
+    on_hook_event(db, task_update("s1", "1", 5, "completed", from_="in_progress"))
+    on_hook_event(db, task_update("s1", "2", 6, "in_progress", from_="pending"))
+    event(
+        db, "s1", 7, tool="Write", file_path="/repo/README.md", text="see docs/readme-template.md"
+    )
+    on_hook_event(db, task_update("s1", "2", 8, "completed", from_="in_progress"))
+    on_hook_event(db, task_update("s1", "3", 9, "in_progress", from_="pending"))
+    on_hook_event(db, task_update("s1", "3", 10, "deleted", from_="in_progress"))
+    on_hook_event(db, task_update("s1", "4", 11, "deleted", from_="pending"))  # never started
+    event(db, "s1", 12, "assistant", text="Tests fixed and README added; bump dropped.")
+    on_hook_event(db, claude_event("Stop", "s1", 12))
+    return {"pip": pip, "readme": readme}
+
+
+def test_evidence_counts_only_for_the_task_in_progress(db: Any, turn: dict[str, str]) -> None:
+    pip, readme = get_memory(db, turn["pip"]), get_memory(db, turn["readme"])
+    assert (pip.outcome_score, pip.success_count, pip.failure_count) == (
+        pytest.approx(0.2),
+        1,
+        0,
+    )
+    assert (readme.outcome_score, readme.success_count, readme.failure_count) == (
+        pytest.approx(0.2),
+        1,
+        0,
+    )
+    # Shown at the creating prompt, both stay candidates of every task; only the
+    # task whose work used a memory credits it (the Stop re-judge included).
+    assert _credits(db, "claude:s1:1") == {turn["pip"]: 1.0, turn["readme"]: 0.0}
+    assert _credits(db, "claude:s1:2") == {turn["pip"]: 0.0, turn["readme"]: 1.0}
+    assert _credits(db, "claude:s1:3") == {turn["pip"]: 0.0, turn["readme"]: 0.0}
+
+
+def test_a_task_deleted_before_it_started_credits_nothing(db: Any, turn: dict[str, str]) -> None:
+    detail = task_detail(db, "claude:s1:4")
+    assert detail["outcome"] == "failure"
+    assert {c["weight"] for c in detail["credits"]} == {0.0}
+    assert all(any(e["kind"] == "abandoned" for e in c["evidence"]) for c in detail["credits"])
+
+
+def test_a_task_never_started_keeps_the_creating_turn_window(db: Any, cfg: dict[str, Any]) -> None:
+    mid = add_memory(db, cfg, "ModuleNotFoundError for shop: run `pip install -e .` first")
+    session(db, "s2")
+    event(db, "s2", 1, "prompt", text="fix the tests")
+    surface(db, mid, "s2", 1)
+    on_hook_event(db, task_create("s2", "1", 2))
+    event(db, "s2", 3, tool="Bash", command="pip install -e .")
+    on_hook_event(db, claude_event("TaskCompleted", "s2", 4, task_id="1"))
+    assert get_memory(db, mid).outcome_score == pytest.approx(0.2)
+
+
+def test_half_weight_only_when_the_session_recorded_no_events(db: Any, cfg: dict[str, Any]) -> None:
+    mid = add_memory(db, cfg, "Flaky auth refresh: serialize it behind `refresh_lock`")
+    session(db, "s3")
+    event(db, "s3", 0.5, tool="Bash", command="git status")  # the session has events
+    surface(db, mid, "s3", 1)
+    on_hook_event(db, task_create("s3", "1", 2))
+    on_hook_event(db, claude_event("TaskCompleted", "s3", 3, task_id="1"))
+    assert _credits(db, "claude:s3:1") == {mid: 0.0}
+    assert get_memory(db, mid).outcome_score == 0.0
