@@ -4,10 +4,13 @@ manual verdicts against later task files, and the messages outcome code builds."
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from memory_layer.hooks.events import event_from_dict, parse_event
 from memory_layer.outcomes import task_detail
 from memory_layer.outcomes.claude import on_hook_event
 from memory_layer.storage.records import get_memory
@@ -107,3 +110,40 @@ def test_half_weight_only_when_the_session_recorded_no_events(db: Any, cfg: dict
     on_hook_event(db, claude_event("TaskCompleted", "s3", 3, task_id="1"))
     assert _credits(db, "claude:s3:1") == {mid: 0.0}
     assert get_memory(db, mid).outcome_score == 0.0
+
+
+# --- 2. the shared task list is the hook's, not the engine's -------------------------
+
+
+def test_the_task_list_id_comes_from_the_hook_process() -> None:
+    raw = json.dumps({"session_id": "s1", "task_id": "1"})
+    parsed = parse_event("TaskCreated", raw, {"CLAUDE_CODE_TASK_LIST_ID": "shared"})
+    assert parsed.task_list_id == "shared"
+    # The engine rebuilds the event from the socket with the hook's value in it.
+    assert event_from_dict(parsed.to_dict()).task_list_id == "shared"
+    assert parse_event("TaskCreated", raw, {}).task_list_id == ""
+
+
+def test_the_engine_environment_does_not_name_the_list(
+    db: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The engine was started by a session with a shared list; this hook had none.
+    monkeypatch.setenv("CLAUDE_CODE_TASK_LIST_ID", "shared")
+    own = on_hook_event(db, {**task_create("s9", "1", 1), "task_list_id": ""})
+    assert own.task_id == "claude:s9:1"
+    shared = on_hook_event(db, {**task_create("s8", "1", 1), "task_list_id": "team-list"})
+    assert shared.task_id == "claude:team-list:1"
+
+
+def test_stop_reconciles_the_hook_process_list(
+    db: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, cfg: dict[str, Any]
+) -> None:
+    monkeypatch.setenv("CLAUDE_CODE_TASK_LIST_ID", "engine-list")
+    for name in ("engine-list", "mine"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "1.json").write_text(json.dumps({"id": "1", "status": "pending"}))
+    session(db, "mine")
+    config = {**cfg, "outcomes": {**cfg["outcomes"], "tasks_dir": str(tmp_path)}}
+    stop = claude_event("Stop", "mine", 1, config=config, task_list_id="")
+    report = on_hook_event(db, stop)
+    assert [r["task_id"] for r in report.applied] == ["claude:mine:1"]

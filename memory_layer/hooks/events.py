@@ -80,6 +80,9 @@ class Event:
     # and the plugin's userConfig options (CLAUDE_PLUGIN_OPTION_*), lower-cased keys.
     project_dir: str = ""
     options: dict[str, str]  # default: a new empty dict
+    # CLAUDE_CODE_TASK_LIST_ID of the hook's own process: the warm engine serves many
+    # sessions and its environment is whichever session started it.
+    task_list_id: str = ""
 
     _fields: ClassVar[tuple[str, ...]] = ()
 
@@ -243,6 +246,7 @@ def parse_event(name: str, raw: bytes | str, env: Mapping[str, str] | None = Non
         "agent_type": _text(data.get("agent_type"), 200),
         "project_dir": _text(env.get("CLAUDE_PROJECT_DIR"), 4096),
         "options": _options(env),
+        "task_list_id": _text(env.get("CLAUDE_CODE_TASK_LIST_ID"), 200),
     }
     kind = EVENT_TYPES[name]
     if kind is SessionStarted:

@@ -72,10 +72,19 @@ def _str(value: Any) -> str | None:
 def list_id_for(event: dict[str, Any]) -> str | None:
     return (
         _str(event.get("list_id"))
-        or _str(os.environ.get("CLAUDE_CODE_TASK_LIST_ID"))
+        or _shared_list(event)
         or _str(event.get("team_name"))
         or _str(event.get("session_id"))
     )
+
+
+def _shared_list(event: dict[str, Any]) -> str | None:
+    """CLAUDE_CODE_TASK_LIST_ID as the hook process saw it (the event's
+    ``task_list_id``, empty when unset). The warm engine's own environment is the
+    session's that started it, so it is read only for callers that do not pass one."""
+    if "task_list_id" in event:
+        return _str(event["task_list_id"])
+    return _str(os.environ.get("CLAUDE_CODE_TASK_LIST_ID"))
 
 
 def _mapping(value: Any, name: str) -> dict[str, Any]:
