@@ -5,13 +5,15 @@ manual verdicts against later task files, and the messages outcome code builds."
 from __future__ import annotations
 
 import json
+import os
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from memory_layer.hooks.events import event_from_dict, parse_event
-from memory_layer.outcomes import task_detail
+from memory_layer.outcomes import record_outcome, task_detail, undo_outcome
 from memory_layer.outcomes.claude import on_hook_event
 from memory_layer.storage.records import get_memory
 from tests.test_outcomes_support import (
@@ -90,13 +92,22 @@ def test_a_task_deleted_before_it_started_credits_nothing(db: Any, turn: dict[st
     assert all(any(e["kind"] == "abandoned" for e in c["evidence"]) for c in detail["credits"])
 
 
-def test_a_task_never_started_keeps_the_creating_turn_window(db: Any, cfg: dict[str, Any]) -> None:
+def _worked_on(db: Any, cfg: dict[str, Any], session_id: str, *, start: bool = False) -> str:
+    """Task 1 created at minute 2 (started at 2.5 if ``start``), the memory shown at
+    the prompt acted on at minute 3. Returns the memory's id."""
     mid = add_memory(db, cfg, "ModuleNotFoundError for shop: run `pip install -e .` first")
-    session(db, "s2")
-    event(db, "s2", 1, "prompt", text="fix the tests")
-    surface(db, mid, "s2", 1)
-    on_hook_event(db, task_create("s2", "1", 2))
-    event(db, "s2", 3, tool="Bash", command="pip install -e .")
+    session(db, session_id)
+    event(db, session_id, 1, "prompt", text="fix the tests")
+    surface(db, mid, session_id, 1)
+    on_hook_event(db, task_create(session_id, "1", 2))
+    if start:
+        on_hook_event(db, task_update(session_id, "1", 2.5, "in_progress", from_="pending"))
+    event(db, session_id, 3, tool="Bash", command="pip install -e .")
+    return mid
+
+
+def test_a_task_never_started_keeps_the_creating_turn_window(db: Any, cfg: dict[str, Any]) -> None:
+    mid = _worked_on(db, cfg, "s2")
     on_hook_event(db, claude_event("TaskCompleted", "s2", 4, task_id="1"))
     assert get_memory(db, mid).outcome_score == pytest.approx(0.2)
 
@@ -143,7 +154,75 @@ def test_stop_reconciles_the_hook_process_list(
         (tmp_path / name).mkdir()
         (tmp_path / name / "1.json").write_text(json.dumps({"id": "1", "status": "pending"}))
     session(db, "mine")
-    config = {**cfg, "outcomes": {**cfg["outcomes"], "tasks_dir": str(tmp_path)}}
-    stop = claude_event("Stop", "mine", 1, config=config, task_list_id="")
+    stop = claude_event("Stop", "mine", 1, config=_tasks_config(cfg, tmp_path), task_list_id="")
     report = on_hook_event(db, stop)
     assert [r["task_id"] for r in report.applied] == ["claude:mine:1"]
+
+
+# --- 3. async PostToolUse out of order -----------------------------------------------
+
+
+@pytest.fixture
+def done(db: Any, cfg: dict[str, Any]) -> str:
+    """Task 1 of session s1 was worked on with the memory and completed at minute 5."""
+    mid = _worked_on(db, cfg, "s1")
+    on_hook_event(db, task_update("s1", "1", 5, "completed", from_="in_progress"))
+    return mid
+
+
+def test_a_late_update_from_a_status_already_left_does_not_reopen(
+    db: Any, done: str, tmp_path: Path, cfg: dict[str, Any]
+) -> None:
+    late = on_hook_event(db, task_update("s1", "1", 6, "in_progress", from_="pending"))
+    assert late.action == "unchanged" and "out of date" in late.message
+    assert task_detail(db, "claude:s1:1")["outcome"] == "success"
+    assert get_memory(db, done).outcome_score == pytest.approx(0.2)
+    # The file Claude Code wrote at the completion agrees: nothing to catch up.
+    _write_task(tmp_path / "s1", "1", "completed")
+    report = on_hook_event(db, claude_event("Stop", "s1", 7, config=_tasks_config(cfg, tmp_path)))
+    assert report.applied == []
+    assert get_memory(db, done).outcome_score == pytest.approx(0.2)
+
+
+def test_a_real_reopen_still_reverses(db: Any, done: str) -> None:
+    reopened = on_hook_event(db, task_update("s1", "1", 6, "in_progress", from_="completed"))
+    assert reopened.action == "reopened"
+    assert get_memory(db, done).outcome_score == 0.0
+
+
+# --- 4. a human's verdict outranks later task files ----------------------------------
+
+
+def test_a_manual_outcome_survives_later_task_files(
+    db: Any, cfg: dict[str, Any], tmp_path: Path
+) -> None:
+    mid = _worked_on(db, cfg, "s1", start=True)
+    record_outcome(db, "1", True, source="cli", actor="me")
+    assert get_memory(db, mid).outcome_score == pytest.approx(0.2)
+    # Renamed later: Claude Code rewrites the file, still in progress.
+    _write_task(tmp_path / "s1", "1", "in_progress", ahead=5)
+    config = _tasks_config(cfg, tmp_path)
+    for minute in (5, 6):  # every Stop reconciles; none logs the overruled file again
+        assert on_hook_event(db, claude_event("Stop", "s1", minute, config=config)).applied == []
+    hook = on_hook_event(db, task_update("s1", "1", 7, "completed", from_="in_progress"))
+    assert hook.action == "unchanged" and "by hand" in hook.message
+    detail = task_detail(db, "claude:s1:1")
+    assert detail["outcome"] == "success"
+    assert get_memory(db, mid).outcome_score == pytest.approx(0.2)
+    # Undone by the human: the tracker's state counts again.
+    undo_outcome(db, "1", actor="me", source="cli")
+    _write_task(tmp_path / "s1", "1", "in_progress", ahead=10)
+    on_hook_event(db, claude_event("Stop", "s1", 8, config=config))
+    assert task_detail(db, "claude:s1:1")["status"] == "in_progress"
+
+
+def _write_task(folder: Path, task: str, status: str, ahead: float = 0) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{task}.json"
+    path.write_text(json.dumps({"id": task, "subject": "Fix it", "status": status}))
+    when = time.time() + ahead
+    os.utime(path, (when, when))
+
+
+def _tasks_config(cfg: dict[str, Any], root: Path) -> dict[str, Any]:
+    return {**cfg, "outcomes": {**cfg["outcomes"], "tasks_dir": str(root)}}

@@ -38,7 +38,15 @@ from memory_layer.outcomes.lifecycle import (
     transition,
 )
 from memory_layer.outcomes.rules import FAILURE, SUCCESS, settings
-from memory_layer.outcomes.store import find_task, now_stamp, stamp, task_key
+from memory_layer.outcomes.store import (
+    Task,
+    find_task,
+    log_event,
+    manual_verdict,
+    now_stamp,
+    stamp,
+    task_key,
+)
 from memory_layer.storage.conn import Conn, raw
 from memory_layer.storage.records import transaction
 
@@ -166,6 +174,7 @@ def on_hook_event(conn: Conn, event: dict[str, Any]) -> OutcomeResult | dict[str
             source="hook:TaskUpdate",
             subject=_str(tool_input.get("subject")),
             description=_str(tool_input.get("description")),
+            prior=_str(change.get("from")),
         )
     return None
 
@@ -180,7 +189,9 @@ def _apply(
     subject: str | None,
     description: str | None,
     at: str | None = None,
+    prior: str | None = None,
 ) -> OutcomeResult:
+    """``prior``: the status a TaskUpdate changed the task from (statusChange.from)."""
     list_id = list_id_for(event)
     session_id = _str(event.get("session_id"))
     project = _str(event.get("project"))
@@ -217,6 +228,20 @@ def _apply(
                 f"{', '.join(STATUS_EVENTS)}."
             )
         kind, outcome = STATUS_EVENTS[status]
+        ignored = None if created else _ignored(conn, task, prior)
+        if ignored:
+            log_event(
+                conn,
+                task.id,
+                at=at,
+                source=source,
+                event=kind,
+                status=status,
+                session_id=session_id,
+                applied=False,
+                note=ignored,
+            )
+            return OutcomeResult(task.id, task.outcome, "unchanged", ignored)
         return transition(
             conn,
             task,
@@ -231,6 +256,22 @@ def _apply(
             session_id=session_id,
             created=created,
         )
+
+
+def _ignored(conn: Conn, task: Task, prior: str | None) -> str | None:
+    """Why a tracker event must leave a closed task as it is, or None to apply it."""
+    if task.is_open:
+        return None
+    if manual_verdict(conn, task.id):
+        return (
+            f"outcome set by hand; `memory-layer outcome --task {task.external_id} --undo` frees it"
+        )
+    if prior and task.status in STATUS_EVENTS and prior != task.status:
+        # PostToolUse hooks run async and can arrive out of order: an update from a
+        # status the task has already left (pending → in_progress arriving after
+        # completed) is out of date, not a reopen.
+        return f"out of date: changes it from {prior}, but it is {task.status}"
+    return None
 
 
 # --- reconciliation from disk --------------------------------------------------------
@@ -321,6 +362,9 @@ def _reconcile_file(
     if known is not None and known.status == status:
         # Already in this state: say nothing, so each Stop does not log every task again.
         return OutcomeResult(known.id, known.outcome, "unchanged", "already in this state")
+    if known is not None and not known.is_open and manual_verdict(conn, known.id):
+        # Quietly, for the same reason: the file says what the human overruled.
+        return OutcomeResult(known.id, known.outcome, "unchanged", "outcome set by hand")
     event = {
         "session_id": known.session_id if known else list_id,
         "project": project,

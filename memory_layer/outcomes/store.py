@@ -185,6 +185,30 @@ def seen_event(db: Conn, event_key: str | None) -> bool:
     return row is not None
 
 
+# Event sources of trackers (hooks, syncs, Beads' own hooks); any other source is a
+# person's verdict: the CLI, /outcome, MCP report_outcome, the dashboard.
+TRACKER_SOURCES = ("hook:", "sync:", "beads")
+
+
+def manual_verdict(db: Conn, task_id: str) -> bool:
+    """Whether a person set the task's outcome and has not undone it since.
+
+    A human's verdict outranks what the tracker says later: Claude Code rewrites a
+    task file whenever the task is touched, still "in_progress" if the agent never
+    closed it, and that must not reopen a task the human declared done.
+    """
+    row = (
+        raw(db)
+        .execute(
+            "SELECT event, source FROM task_events WHERE task_id = ? AND applied = 1 "
+            "ORDER BY id DESC LIMIT 1",
+            [task_id],
+        )
+        .fetchone()
+    )
+    return row is not None and row[0] == "close" and not row[1].startswith(TRACKER_SOURCES)
+
+
 def task_sessions(db: Conn, task: Task) -> list[str]:
     """Sessions that worked on the task: the one that created it, then any that sent
     an event for it (a shared Claude list, or bd's closed_by_session)."""
