@@ -71,6 +71,13 @@ def post(client, path: str, data: dict | None = None, status: int = 302):
     return response
 
 
+def post_edit(client, memory_id: str, data: dict, status: int = 302):
+    """Save the edit form as a browser does: with the version the page was rendered from."""
+    html = page(client, f"/memories/{memory_id}")
+    version = re.search(r'name="version" value="([0-9a-f]+)"', html).group(1)
+    return post(client, f"/memories/{memory_id}/edit", {**data, "version": version}, status)
+
+
 def listed_ids(html: str) -> list[str]:
     return re.findall(r'class="memory-row" data-id="([0-9a-f]+)"', html)
 
@@ -255,9 +262,9 @@ def test_detail_unknown_memory_is_404(client):
 
 def test_edit_keeps_history(client, seeded, db):
     memory_id = seeded["command"]
-    post(
+    post_edit(
         client,
-        f"/memories/{memory_id}/edit",
+        memory_id,
         {"text": "Run the tests with `make test`", "tags": "ci, tests", "confidence": "0.9"},
     )
     memory = get_memory(db, memory_id)
@@ -272,9 +279,9 @@ def test_edit_keeps_history(client, seeded, db):
 
 def test_edit_with_nothing_changed_says_so(client, seeded, db):
     memory = get_memory(db, seeded["command"])
-    response = post(
+    response = post_edit(
         client,
-        f"/memories/{memory.id}/edit",
+        memory.id,
         {"text": memory.text, "tags": "", "confidence": str(memory.confidence)},
     )
     assert [op.action for op in history(db, memory.id)] == ["create"]
@@ -285,12 +292,12 @@ def test_edit_with_nothing_changed_says_so(client, seeded, db):
 
 def test_edit_rejects_bad_input(client, seeded, db):
     memory_id = seeded["command"]
-    assert "Memory text is empty" in post(
-        client, f"/memories/{memory_id}/edit", {"text": "   "}, 400
-    ).get_data(as_text=True)
-    assert "Confidence must be" in post(
-        client, f"/memories/{memory_id}/edit", {"confidence": "7"}, 400
-    ).get_data(as_text=True)
+    assert "Memory text is empty" in post_edit(client, memory_id, {"text": "   "}, 400).get_data(
+        as_text=True
+    )
+    assert "Confidence must be" in post_edit(client, memory_id, {"confidence": "7"}, 400).get_data(
+        as_text=True
+    )
     assert get_memory(db, memory_id).text == "Run the tests with `uv run pytest -x`"
 
 

@@ -117,6 +117,18 @@ def _register_errors(app: Flask) -> None:
         status = status_for(exc)
         return render_template("error.html", status=status, message=str(exc)), status
 
+    @app.errorhandler(sqlite3.DatabaseError)
+    def store_error(exc: sqlite3.DatabaseError) -> tuple[str, int]:
+        # A store that opens but fails on a read (malformed pages, a lock held too long)
+        # surfaces as sqlite3's error, not the library's: give it the library's message.
+        # Integrity and programming errors are bugs in a query, not the store: left as 500.
+        if isinstance(exc, (sqlite3.IntegrityError, sqlite3.ProgrammingError)):
+            raise exc
+        from memory_layer.paths import db_path
+        from memory_layer.storage.db import explain_error
+
+        return library_error(explain_error(exc, db_path()))
+
     @app.errorhandler(HTTPException)
     def http_error(exc: HTTPException) -> Any:
         if exc.code is None or exc.code < 400:

@@ -10,7 +10,9 @@ from flask import Blueprint, abort, flash, redirect, render_template, request, u
 from werkzeug.wrappers import Response
 
 from memory_layer.config import load_config
+from memory_layer.errors import InvalidInput
 from memory_layer.web.app import db, embedder
+from memory_layer.web.forms import plain_newlines
 from memory_layer.web.optional import Feature, feature
 
 bp = Blueprint("review", __name__)
@@ -35,14 +37,21 @@ def decide(item_id: str) -> Response:
         abort(503, description=f"The review inbox is not available: {found.missing}")
     form = request.form
     decision = form.get("decision", "")
+    reason = (form.get("reason") or "").strip() or None
+    revised_text = plain_newlines(form.get("revised_text") or "")
+    # Checked here too so the message names this page's fields, not the CLI's flags.
+    if decision == "reject" and reason is None:
+        raise InvalidInput("Say why it is rejected in the Reason field; the history keeps it.")
+    if decision == "revise" and not revised_text.strip():
+        raise InvalidInput("A revision needs the corrected text in the Corrected text field.")
     config = load_config()
     result = found.module.decide(
         db(),
         item_id,
         decision,
         actor=ACTOR,
-        reason=(form.get("reason") or "").strip() or None,
-        revised_text=form.get("revised_text") if decision == "revise" else None,
+        reason=reason,
+        revised_text=revised_text if decision == "revise" else None,
         choose=form.get("choose") or None,
         config=config,
         embedder=embedder(config) if decision == "revise" else None,

@@ -11,6 +11,7 @@ from werkzeug.wrappers import Response
 
 from memory_layer.errors import InvalidInput
 from memory_layer.web.app import db
+from memory_layer.web.forms import page_number
 from memory_layer.web.optional import Feature, feature
 
 bp = Blueprint("tasks", __name__)
@@ -25,10 +26,7 @@ def _outcomes() -> Feature:
 @bp.get("/tasks")
 def index() -> str:
     found = _outcomes()
-    try:
-        page = max(1, int(request.args.get("page") or 1))
-    except ValueError:
-        raise InvalidInput("page must be a whole number.") from None
+    page = page_number(request.args)
     tasks = []
     if found.ok:
         tasks = found.module.list_tasks(db(), limit=PER_PAGE + 1, offset=(page - 1) * PER_PAGE)

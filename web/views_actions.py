@@ -6,17 +6,28 @@ the matching CLI command, with actor "web", so the operations log shows who did 
 
 from __future__ import annotations
 
-from flask import Blueprint, flash, redirect, render_template, request, url_for
+import hashlib
+import hmac
+import json
+from typing import Any
+
+from flask import Blueprint, abort, flash, redirect, render_template, request, url_for
 from werkzeug.wrappers import Response
 
 from memory_layer.config import load_config
 from memory_layer.errors import InvalidInput
-from memory_layer.memories import edit, forget, restore
-from memory_layer.storage.records import delete_memory, get_memory
+from memory_layer.memories import clean_tags, edit, forget, restore
+from memory_layer.models import RETIRED, Memory
+from memory_layer.storage.records import delete_memory, get_memory, transaction
 from memory_layer.web.app import db, embedder
+from memory_layer.web.forms import plain_newlines
+from memory_layer.web.optional import feature
 
 bp = Blueprint("actions", __name__)
 ACTOR = "web"
+# The trust policy's name for the owner (trust.trusted_sources has "user"); the part
+# after the colon keeps "web" in approved_by and the history.
+OWNER_SOURCE = "user:web"
 
 
 def _reason() -> str | None:
@@ -27,43 +38,106 @@ def _back(memory_id: str) -> Response:
     return redirect(url_for("memories.detail", memory_id=memory_id))
 
 
+def tags_field(memory: Memory) -> str:
+    """The tags as the edit form shows them (and as a save that keeps them sends them)."""
+    return ", ".join(memory.tags)
+
+
+def form_version(memory: Memory) -> str:
+    """A digest of the fields the edit form writes, carried in the form as ``version``.
+
+    A digest rather than updated_at: outcome credits and uses bump updated_at without
+    touching these fields, and must not make an open form unsaveable; a direct SQL
+    change to the text does not bump it, and must still be caught."""
+    fields = json.dumps([memory.text, list(memory.tags), memory.confidence])
+    return hashlib.sha256(fields.encode("utf-8")).hexdigest()[:16]
+
+
+def _check_version(memory: Memory, version: str | None) -> None:
+    if not version:
+        raise InvalidInput(
+            "The edit form did not say which version of the memory it shows. "
+            "Reload the memory's page and save again."
+        )
+    if not hmac.compare_digest(version, form_version(memory)):
+        abort(
+            409,
+            description=f"Memory {memory.id} changed since you opened it; nothing was saved. "
+            "Reload to see the new version, then make your change again.",
+        )
+
+
+def _confidence(raw: str, current: float) -> float | None:
+    raw = raw.strip()
+    if not raw:
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        raise InvalidInput(
+            f"Confidence must be a number from 0 to 1, got {raw!r}. Fix the Confidence field."
+        ) from None
+    return None if value == current else value
+
+
+def _edit_changes(current: Memory, form: Any) -> dict[str, Any]:
+    """The fields the person actually changed, as ``edit`` keyword arguments."""
+    changes: dict[str, Any] = {}
+    text = form.get("text")
+    if text is not None:
+        text = plain_newlines(text)
+        if text.strip() != plain_newlines(current.text).strip():
+            changes["text"] = text
+    tags = form.get("tags")
+    # Compare with what the form showed: splitting it again would break up a stored
+    # tag that holds a comma on every save.
+    if tags is not None and tags.strip() != tags_field(current):
+        tag_list = clean_tags(tags)
+        if tuple(tag_list) != current.tags:
+            changes["tags"] = tag_list
+    conf = _confidence(form.get("confidence") or "", current.confidence)
+    if conf is not None:
+        changes["confidence"] = conf
+    return changes
+
+
+def _vouch(memory_id: str, config: dict[str, Any]) -> Memory:
+    """Stamp the edited text as verified, as `memory-layer edit` does.
+
+    The dashboard is the owner's own door, so its edits are vouched for under the
+    trust policy's "user" kind; otherwise a corrected text would be withheld from agents
+    as "edited since verification"."""
+    trust = feature("memory_layer.trust.verify", "verify_if_trusted")
+    if not trust.ok:
+        return get_memory(db(), memory_id)
+    return trust.module.verify_if_trusted(db(), memory_id, source=OWNER_SOURCE, config=config)
+
+
 @bp.post("/memories/<memory_id>/edit")
 def edit_memory(memory_id: str) -> Response:
     config = load_config()
-    current = get_memory(db(), memory_id)
     form = request.form
-    text = form.get("text")
-    text = text if text is not None and text.strip() != current.text.strip() else None
-    tags = form.get("tags")
-    tag_list = [t.strip() for t in tags.split(",") if t.strip()] if tags is not None else None
-    if tag_list is not None and tuple(tag_list) == current.tags:
-        tag_list = None
-    confidence = (form.get("confidence") or "").strip()
-    conf = None
-    if confidence:
-        try:
-            conf = float(confidence)
-        except ValueError:
-            raise InvalidInput(
-                f"Confidence must be a number from 0 to 1, got {confidence!r}."
-            ) from None
-        if conf == current.confidence:
-            conf = None
-    if text is None and tag_list is None and conf is None:
+    current = get_memory(db(), memory_id)
+    _check_version(current, form.get("version"))
+    changes = _edit_changes(current, form)
+    if not changes:
         flash("Nothing changed.")
         return _back(current.id)
-    edit(
-        db(),
-        current.id,
-        config=config,
-        actor=ACTOR,
-        text=text,
-        tags=tag_list,
-        confidence=conf,
-        embedder=embedder(config) if text is not None else None,
-    )
-    flash("Saved. The history keeps the previous values.")
-    return _back(current.id)
+    model = embedder(config) if "text" in changes else None
+    with transaction(db()):
+        # Again under the write lock: another door may have saved while the model loaded.
+        _check_version(get_memory(db(), current.id), form.get("version"))
+        edit(db(), current.id, config=config, actor=ACTOR, embedder=model, **changes)
+        memory = _vouch(current.id, config)
+    flash("Saved. The history keeps the previous values." + _withheld_note(memory, config))
+    return _back(memory.id)
+
+
+def _withheld_note(memory: Memory, config: dict[str, Any]) -> str:
+    from memory_layer.web.views_memories import standing
+
+    held = standing(memory, config)["withheld"]
+    return f" Still withheld from agents: {held}." if held else ""
 
 
 @bp.post("/memories/<memory_id>/category")
@@ -81,23 +155,21 @@ def recategorise(memory_id: str) -> Response:
 
 @bp.post("/memories/<memory_id>/retire")
 def retire(memory_id: str) -> Response:
-    memory = forget(db(), memory_id, actor=ACTOR, reason=_reason())
+    current = get_memory(db(), memory_id)
+    # Like restoring an active memory: say it was a no-op instead of claiming a change.
+    if current.status == RETIRED:
+        raise InvalidInput(f"Memory {current.id} is already retired; nothing changed.")
+    memory = forget(db(), current.id, actor=ACTOR, reason=_reason())
     flash("Retired: agents no longer see this memory. Restore brings it back.")
     return _back(memory.id)
 
 
 @bp.post("/memories/<memory_id>/restore")
 def restore_memory(memory_id: str) -> Response:
-    from memory_layer.trust.visibility import withheld_reason
-
     memory = restore(db(), memory_id, actor=ACTOR, reason=_reason())
-    held = withheld_reason(memory, load_config())
     # A record that was never verified comes back unverified: say so, do not promise.
-    flash(
-        "Restored: agents see this memory again."
-        if held is None
-        else f"Restored, but still withheld from agents: {held}."
-    )
+    note = _withheld_note(memory, load_config())
+    flash("Restored." + (note or " Agents see this memory again."))
     return _back(memory.id)
 
 

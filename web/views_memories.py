@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,6 +17,7 @@ from memory_layer.retrieval.search import Scope, recall
 from memory_layer.storage.records import get_memory
 from memory_layer.web import data
 from memory_layer.web.app import db, embedder
+from memory_layer.web.forms import page_number
 from memory_layer.web.optional import feature
 
 bp = Blueprint("memories", __name__)
@@ -41,14 +43,15 @@ class Query:
             if not raw:
                 return None
             try:
-                return float(raw)
+                value = float(raw)
             except ValueError:
-                raise InvalidInput(f"{name} must be a number from -1 to 1, got {raw!r}.") from None
+                value = math.nan
+            # float() accepts "nan" and "inf"; outcome scores lie in -1..1.
+            if not (math.isfinite(value) and -1.0 <= value <= 1.0):
+                raise InvalidInput(f"{name} must be a number from -1 to 1, got {raw!r}.")
+            return value
 
-        try:
-            page = max(1, int(args.get("page") or 1))
-        except ValueError:
-            raise InvalidInput("page must be a whole number.") from None
+        page = page_number(args)
         q = (args.get("q") or "").strip()
         # No sort chosen: best match first for a search (recall's order), else newest.
         sort = args.get("sort") or ("relevance" if q else "newest")
@@ -65,6 +68,23 @@ class Query:
             max_outcome=number("max_outcome"),
         )
         return cls(q=q, filters=filters, sort=sort, page=page)
+
+    def link_args(self) -> dict[str, str]:
+        """The search and filters as query parameters, for pager and detail links.
+
+        Built from the parsed values only: anything else in the request's query string
+        (``endpoint``, ``_anchor``, ``_external``) would reach url_for."""
+        default_sort = "relevance" if self.q else "newest"
+        out = {"q": self.q, "sort": "" if self.sort == default_sort else self.sort}
+        for name in FILTER_PARAMS:
+            value = getattr(self.filters, name)
+            if value is not None:
+                out[name] = str(value)
+        return {k: v for k, v in out.items() if v}
+
+
+# The Filters fields the list page offers (tag is the CLI's only).
+FILTER_PARAMS = ("project", "category", "status", "source", "min_outcome", "max_outcome")
 
 
 def _scope(filters: Filters, statuses: list[str]) -> Scope:
@@ -91,20 +111,29 @@ def _visible(filters: Filters) -> Any:
     return keep
 
 
-def search(conn: Any, query: Query, statuses: list[str]) -> tuple[list[Scored], bool]:
-    """One page of recall results (and whether there is a next page)."""
+def _ranked(conn: Any, query: Query, statuses: list[str], also: Any = None) -> list[Scored]:
+    """recall over the list's scope, with the limit the list page uses.
+
+    The limit sets recall's candidate pool, and the scope sets the best BM25 hit that
+    keyword scores are relative to: the detail page passes the same query here (plus
+    ``also``, its one memory) so that its explained score is the number the list shows."""
     config = load_config()
-    start = (query.page - 1) * PER_PAGE
-    wanted = start + PER_PAGE + 1 if query.sort == "relevance" else SORTED_SEARCH_CAP
-    results = recall(
+    wanted = query.page * PER_PAGE + 1 if query.sort == "relevance" else SORTED_SEARCH_CAP
+    keep = _visible(query.filters)
+    return recall(
         conn,
         query.q,
         scope=_scope(query.filters, statuses),
         config=config,
         limit=wanted,
         embedder=embedder(config),
-        visible=_visible(query.filters),
+        visible=keep if also is None else lambda m: keep(m) and also(m),
     )
+
+
+def search(conn: Any, query: Query, statuses: list[str]) -> tuple[list[Scored], bool]:
+    """One page of recall results (and whether there is a next page)."""
+    results = _ranked(conn, query, statuses)
     if query.sort != "relevance":
         field = {"newest": "created_at", "oldest": "created_at", "updated": "updated_at"}
         key = field.get(query.sort)
@@ -113,6 +142,7 @@ def search(conn: Any, query: Query, statuses: list[str]) -> tuple[list[Scored], 
         else:
             attr = "outcome_score" if query.sort == "outcome" else "use_count"
             results.sort(key=lambda s: getattr(s.memory, attr), reverse=True)
+    start = (query.page - 1) * PER_PAGE
     page = results[start : start + PER_PAGE + 1]
     return page[:PER_PAGE], len(page) > PER_PAGE
 
@@ -138,7 +168,7 @@ def index() -> str:
         has_next = len(memories) > PER_PAGE
         rows = [(memory, None) for memory in memories[:PER_PAGE]]
         total = count_memories(conn, query.filters)
-    args = {k: v for k, v in request.args.items() if v and k != "page"}
+    args = query.link_args()
     config = load_config()
     marks = {memory.id: standing(memory, config)["marks"] for memory, _ in rows}
     return render_template(
@@ -154,21 +184,23 @@ def index() -> str:
         sources=sorted(info["by_source"]),
         sorts=["relevance", *SORTS],
         marks=marks,
+        detail_args=_detail_args(query, args),
     )
 
 
-def explain_for(conn: Any, memory: Memory, q: str) -> Scored | None:
-    """How recall scores this memory for ``q``: recall itself, limited to this one record."""
-    config = load_config()
-    found = recall(
-        conn,
-        q,
-        scope=Scope(projects=None, statuses=(memory.status,)),
-        config=config,
-        limit=1,
-        embedder=embedder(config),
-        visible=lambda m: m.id == memory.id,
-    )
+def _detail_args(query: Query, args: dict[str, str]) -> dict[str, str]:
+    """A row's link repeats the search (and its page, which sets recall's candidate
+    pool) so the detail page explains the same recall call the row came from."""
+    if not query.q:
+        return {}
+    return {**args, "page": str(query.page)} if query.page > 1 else args
+
+
+def explain_for(conn: Any, memory: Memory, query: Query) -> Scored | None:
+    """How recall scores this memory for the list's search: the list's recall call
+    (query, filters, page), limited to this one record."""
+    statuses = sorted(stats(conn)["by_status"])
+    found = _ranked(conn, query, statuses, also=lambda m: m.id == memory.id)
     return found[0] if found else None
 
 
@@ -194,21 +226,28 @@ def standing(memory: Memory, config: dict[str, Any]) -> dict[str, Any]:
 
 @bp.get("/memories/<memory_id>")
 def detail(memory_id: str) -> str:
+    from memory_layer.web.views_actions import form_version, tags_field
+
     conn = db()
     memory = get_memory(conn, memory_id)
     info = details(conn, memory.id)
-    q = (request.args.get("q") or "").strip()
+    # The list's link carries its search, filters and page, so the explanation below
+    # is the same recall call (and the same number) as the row that was clicked.
+    query = Query.from_args(request.args)
     outcomes = feature("memory_layer.outcomes", "memory_outcomes")
     return render_template(
         "detail.html",
         memory=memory,
         info=info,
-        q=q,
-        scored=explain_for(conn, memory, q) if q else None,
+        q=query.q,
+        scope_args={k: v for k, v in query.link_args().items() if k != "q"},
+        scored=explain_for(conn, memory, query) if query.q else None,
         weights=load_config()["weights"],
         usage=data.usage_history(conn, memory.id),
         outcomes=outcomes.module.memory_outcomes(conn, memory.id) if outcomes.ok else None,
         outcomes_missing=outcomes.missing,
         categories=CATEGORIES,
         standing=standing(memory, load_config()),
+        edit_tags=tags_field(memory),
+        edit_version=form_version(memory),
     )
