@@ -24,10 +24,11 @@ from mcp.server.mcpserver.exceptions import ToolError
 
 from memory_layer import __version__
 from memory_layer.config import load_config
-from memory_layer.errors import MemoryLayerError
+from memory_layer.errors import MemoryLayerError, NotFound
 from memory_layer.models import Memory, iso, utcnow
 from memory_layer.storage.conn import raw
-from memory_layer.trust.visibility import agent_statuses, flags, withheld_reason
+from memory_layer.trust.views import agent_withheld_reason
+from memory_layer.trust.visibility import agent_statuses, flags
 
 INSTRUCTIONS = """\
 memory-layer: the shared, reviewed memory of this machine's coding agents.
@@ -81,15 +82,44 @@ class Server:
         return get_embedder(config)
 
 
-def _withheld(memory: Memory, config: dict[str, Any]) -> str | None:
-    """Why an agent must not receive this record: the trust layer's reasons, or sinking
-    (at or below ``outcomes.floor``), which the hooks and `memory-layer recall` withhold too."""
-    from memory_layer.outcomes import is_sinking
+# The library's messages name CLI commands; an agent over MCP has only its tools.
+_CLI_HINTS = (
+    ("`memory-layer list` shows ids.", "Ids come from `search` results."),
+    ("(`memory-layer review` lists them)", "(a person decides in review)"),
+)
+_MAX_ECHO = 80  # characters of an agent's own input repeated in an error
+_MAX_MESSAGE = 600
 
-    reason = withheld_reason(memory, config)
-    if reason is None and is_sinking(memory, config):
-        reason = f"sinking (outcome {memory.outcome_score:+.2f} at or below outcomes.floor)"
-    return reason
+
+def _shown(value: Any) -> str:
+    text = str(value)
+    if len(text) > _MAX_ECHO:
+        text = text[:_MAX_ECHO] + f"... ({len(text)} characters)"
+    return repr(text)
+
+
+def agent_message(exc: MemoryLayerError, given: dict[str, Any]) -> str:
+    """The error as an agent can act on it: what to do with its own tools, not CLI
+    commands it cannot run, and never its whole (possibly huge) input echoed back."""
+    from memory_layer.outcomes import UnknownTask
+
+    if isinstance(exc, UnknownTask):
+        return (
+            f"No task {_shown(given.get('task_id'))} is known to memory-layer (tasks come "
+            "from the task hooks of Claude Code or Beads). To report on a memory you used, "
+            "pass its memory_id instead of task_id."
+        )
+    message = str(exc)
+    if isinstance(exc, NotFound) and message.startswith("No memory with id"):
+        return (
+            f"No memory with id {_shown(given.get('memory_id'))}. Use an id from `search` "
+            "results (the full id, or a unique prefix of at least 4 characters)."
+        )
+    for cli_hint, tool_hint in _CLI_HINTS:
+        message = message.replace(cli_hint, tool_hint)
+    if len(message) > _MAX_MESSAGE:
+        message = message[:_MAX_MESSAGE] + "..."
+    return message
 
 
 def _public(memory: Memory, config: dict[str, Any]) -> dict[str, Any]:
@@ -143,7 +173,7 @@ def search(
             config=config,
             limit=limit,
             embedder=server.embedder(config),
-            visible=lambda m: _withheld(m, config) is None,
+            visible=lambda m: agent_withheld_reason(m, config) is None,
         )
         now = iso(utcnow())
         # Stored for outcome learning: "Call before storing anything" (capture.privacy).
@@ -177,14 +207,14 @@ def search(
 
 
 def read(server: Server, memory_id: str) -> dict[str, Any]:
-    from memory_layer.listing import summarise
     from memory_layer.storage.records import get_memory, history
+    from memory_layer.trust.views import agent_provenance
 
     config = load_config()
     with server.lock:
         memory = get_memory(server.conn, memory_id)
         ops = history(server.conn, memory.id)
-    reason = _withheld(memory, config)
+    reason = agent_withheld_reason(memory, config)
     info = _public(memory, config)
     if reason is not None:
         # Agents never receive a withheld record's text, only that it exists and why.
@@ -192,12 +222,8 @@ def read(server: Server, memory_id: str) -> dict[str, Any]:
     info["withheld"] = reason
     info["created_at"] = memory.created_at
     info["approved_at"] = memory.extra.get("approved_at")
-    # For a withheld record, who did what and when, but not the values (they hold text).
-    info["provenance"] = [
-        {"at": op.at, "actor": op.actor, "action": op.action}
-        | ({"summary": summarise(op)} if reason is None else {})
-        for op in ops
-    ]
+    # Who did what and when, never the values: operations hold pending and rejected text.
+    info["provenance"] = agent_provenance(ops, config, withheld=reason is not None)
     return info
 
 
@@ -209,6 +235,8 @@ def check(
     project: str | None,
     subject: str | None,
     key: str | None,
+    reason: str | None,
+    tags: list[str] | None,
 ) -> dict[str, Any]:
     from memory_layer.trust.quality import check_draft
 
@@ -222,6 +250,8 @@ def check(
             project=server.project_for(project),
             subject=subject,
             key=key,
+            reason=reason,
+            tags=tags,
             embedder=server.embedder(config),
         )
 
@@ -231,7 +261,7 @@ def propose(
     text: str,
     *,
     source: str,
-    category: str,
+    category: str | None,
     project: str | None,
     is_global: bool,
     scene: str | None,
@@ -241,8 +271,18 @@ def propose(
     reason: str | None,
     tags: list[str] | None,
 ) -> dict[str, Any]:
+    from memory_layer.trust.fields import clean_field
     from memory_layer.trust.quality import propose_record
 
+    if memory_id:
+        _refuse_new_record_fields(
+            category=category,
+            project=project,
+            is_global=is_global,
+            subject=subject,
+            key=key,
+            tags=tags,
+        )
     config = load_config()
     with server.lock:
         return propose_record(
@@ -250,15 +290,31 @@ def propose(
             text,
             config=config,
             source=source,
-            category=category,
-            project=None if is_global else server.project_for(project),
-            scene=scene or server.scene,
+            category=category or "general",
+            project=None if is_global else server.project_for(clean_field(project)),
+            # A change proposes a new scene only when the agent asks for one; the
+            # server's declared scene says where the agent works, not where the record
+            # belongs.
+            scene=scene if memory_id else scene or server.scene,
             subject=subject,
             key=key,
             memory_id=memory_id,
             reason=reason,
             tags=tags,
             embedder=server.embedder(config),
+        )
+
+
+def _refuse_new_record_fields(**given: Any) -> None:
+    """A change proposal carries a new text (and optionally a scene); the other fields
+    describe a new record. Silently dropping them would let an agent believe it had
+    proposed them."""
+    named = sorted(name for name, value in given.items() if value)
+    if named:
+        raise ToolError(
+            "With memory_id, propose takes only text, reason and scene (a change to that "
+            f"record); leave out {', '.join(named)}. To record something else, propose "
+            "without memory_id."
         )
 
 
@@ -279,7 +335,7 @@ def report_outcome(
     with server.lock:
         if memory_id:
             memory = get_memory(server.conn, memory_id)
-            if withheld_reason(memory, config) is not None:
+            if agent_withheld_reason(memory, config) is not None:
                 # An agent cannot have used what it was never shown.
                 raise ToolError(f"Memory {memory.id} is not available to agents.")
             result: Any = memory_feedback(
@@ -319,7 +375,7 @@ def build(
             return fn(server, *args, **kwargs)
         except MemoryLayerError as exc:
             # A problem the agent can fix (bad id, empty text...): say how.
-            raise ToolError(str(exc)) from None
+            raise ToolError(agent_message(exc, kwargs)) from None
 
     @app.tool(name="search")
     def search_tool(
@@ -334,7 +390,9 @@ def build(
 
         Covers the project (default: the server's working directory's project) plus
         global memories, and the declared scene plus scene-less memories. Unreviewed,
-        rejected, retired, disputed, edited or overdue records are never returned.
+        rejected, retired, disputed, edited or sinking records are never returned;
+        overdue ones neither, unless the user set trust.overdue to flag (then they come
+        with an "overdue" flag). Conflict candidates may come marked CONFLICT.
         """
         return guarded(
             search,
@@ -350,7 +408,7 @@ def build(
     def read_tool(memory_id: str) -> dict[str, Any]:
         """One record with its status, review date and provenance (who wrote, approved,
         changed it). A withheld record's text is not returned, only why it is withheld."""
-        return guarded(read, memory_id)
+        return guarded(read, memory_id=memory_id)
 
     @app.tool(name="check")
     def check_tool(
@@ -359,16 +417,28 @@ def build(
         project: str | None = None,
         subject: str | None = None,
         key: str | None = None,
+        reason: str | None = None,
+        tags: list[str] | None = None,
     ) -> dict[str, Any]:
         """Check a draft memory before proposing it: vague, duplicate of an existing
-        record, conflicting with one (same subject/key, other value), or holding a secret."""
-        return guarded(check, text, category=category, project=project, subject=subject, key=key)
+        record, conflicting with one (same subject/key, other value), or holding a secret
+        (in the text, subject, key, reason or tags)."""
+        return guarded(
+            check,
+            text,
+            category=category,
+            project=project,
+            subject=subject,
+            key=key,
+            reason=reason,
+            tags=tags,
+        )
 
     @app.tool(name="propose")
     def propose_tool(
         text: str,
         ctx: Context,
-        category: str = "general",
+        category: str | None = None,
         project: str | None = None,
         is_global: bool = False,
         scene: str | None = None,
@@ -382,7 +452,8 @@ def build(
 
         It goes to the review inbox as pending; agents see it only once a person
         accepts it. subject + key make it a structured fact whose value is the text
-        (e.g. subject "prod-server", key "os", text "ubuntu 22.04")."""
+        (e.g. subject "prod-server", key "os", text "ubuntu 22.04"). category defaults
+        to general. With memory_id only text, reason and scene apply."""
         return guarded(
             propose,
             text,
@@ -416,7 +487,7 @@ def build(
     def dispute_tool(memory_id: str, reason: str, ctx: Context) -> dict[str, Any]:
         """Say a record is wrong, and why. It is withheld from every agent until a person
         reviews it (it is not deleted)."""
-        return guarded(dispute, memory_id, reason=reason, source=server.source(ctx))
+        return guarded(dispute, memory_id=memory_id, reason=reason, source=server.source(ctx))
 
     return app
 

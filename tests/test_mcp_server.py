@@ -240,3 +240,168 @@ def test_a_proposal_reaches_agents_only_after_a_person_accepts_it(store):
     assert before == []
     assert [r["id"] for r in after] == [made["item_id"]]
     assert after[0]["approved_by"] == "alice" and after[0]["source"] == "mcp:codex"
+
+
+def test_read_never_returns_pending_or_rejected_text(store):
+    """Audit t2: a proposed change's text reached other agents through provenance,
+    while open, after rejection, and as the "old" side of a reviewer's revision."""
+    from memory_layer.trust import decide
+
+    ids = store["ids"]
+    made: dict[str, Any] = {}
+
+    async def propose(s: ClientSession) -> Any:
+        made["change"] = payload(
+            await s.call_tool(
+                "propose",
+                {
+                    "memory_id": ids["deploy"],
+                    "text": "Deploy the api with fly deploy --strategy canary UNREVIEWED-CLAIM",
+                    "reason": "AGENT-REASON thinks so",
+                },
+            )
+        )
+        made["new"] = payload(
+            await s.call_tool(
+                "propose", {"text": "The cache runs redis 7 on port 6380 PENDING-TEXT"}
+            )
+        )
+        return payload(await s.call_tool("read", {"memory_id": ids["deploy"]}))
+
+    while_open = run(store["cwd"], propose)
+    db = open_db()
+    cfg = load_config()
+    decide(db, made["change"]["item_id"], "reject", actor="alice", reason="wrong", config=cfg)
+    decide(
+        db,
+        made["new"]["item_id"],
+        "revise",
+        actor="alice",
+        reason="port",
+        revised_text="The cache runs redis 7 on port 6379",
+        config=cfg,
+    )
+    db.close()
+
+    async def read_both(s: ClientSession) -> Any:
+        return [
+            payload(await s.call_tool("read", {"memory_id": mid}))
+            for mid in (ids["deploy"], made["new"]["item_id"])
+        ]
+
+    rejected, revised = run(store["cwd"], read_both)
+    for shown in (while_open, rejected, revised):
+        dumped = json.dumps(shown)
+        for secret in ("UNREVIEWED-CLAIM", "PENDING-TEXT", "AGENT-REASON"):
+            assert secret not in dumped
+    assert revised["text"] == "The cache runs redis 7 on port 6379"
+    revise_op = [p for p in revised["provenance"] if p["action"] == "revise"][0]
+    assert "text" in revise_op["changed"] and revise_op["reason"] == "port"
+
+
+TOKEN = "ghp_abcdefghijklmnopqrstuvwxyz0123456789"
+AWS_KEY = "AKIAIOSFODNN7EXAMPLE"
+
+
+def test_secrets_in_every_agent_field_are_redacted_and_checked(store, user_home):
+    """Audit t3: reasons, tags, subject/key and dispute reasons were stored verbatim."""
+    ids = store["ids"]
+
+    async def steps(s: ClientSession) -> Any:
+        checked = payload(
+            await s.call_tool(
+                "check",
+                {
+                    "text": "Staging deploys need the VPN up first",
+                    "subject": f"prod {AWS_KEY}",
+                    "key": "os",
+                    "reason": f"token is {TOKEN}",
+                    "tags": [f"tok-{TOKEN}"],
+                },
+            )
+        )
+        for args in (
+            {"text": "Staging deploys need the VPN", "reason": f"token {TOKEN}", "tags": [TOKEN]},
+            {"text": "ubuntu 22.04", "subject": f"prod {AWS_KEY}", "key": f"password={TOKEN}"},
+            {"memory_id": ids["deploy"], "text": "fly deploy --strategy canary", "reason": TOKEN},
+        ):
+            payload(await s.call_tool("propose", args))
+        payload(
+            await s.call_tool("dispute", {"memory_id": ids["deploy"], "reason": f"key {TOKEN}"})
+        )
+        return checked
+
+    checked = run(store["cwd"], steps)
+    fields = {p.get("field") for p in checked["problems"] if p["kind"] == "secret"}
+    assert fields == {"subject", "reason", "tag 1"}
+    assert TOKEN not in json.dumps(checked)
+
+    import sqlite3
+
+    db = sqlite3.connect(user_home / "memories.db")
+    for table in ("memories", "operations", "proposals"):
+        rows = repr(db.execute(f"SELECT * FROM {table}").fetchall())
+        assert TOKEN not in rows and AWS_KEY not in rows, table
+        assert "REDACTED" in rows.upper(), table
+    db.close()
+
+
+def test_check_withholds_a_sinking_value_like_read_does(store):
+    """Audit t11: `check` used a narrower predicate than `read` and showed a sinking value."""
+    db = open_db()
+    cfg = load_config()
+    from memory_layer.project import project_for
+
+    fact = write(
+        db,
+        "ubuntu 22.04",
+        config=cfg,
+        source="cli",
+        subject="prod-server",
+        key="os",
+        project=project_for(store["cwd"]),
+    ).memory.id
+    db.execute("UPDATE memories SET outcome_score = -0.9 WHERE id = ?", [fact])
+    db.close()
+
+    async def steps(s: ClientSession) -> Any:
+        read = payload(await s.call_tool("read", {"memory_id": fact}))
+        checked = payload(
+            await s.call_tool(
+                "check", {"text": "rhel 9.4 on the box", "subject": "prod-server", "key": "os"}
+            )
+        )
+        return read, checked
+
+    read, checked = run(store["cwd"], steps)
+    assert read["withheld"].startswith("sinking") and read["text"] is None
+    assert "ubuntu" not in json.dumps(checked)
+    assert any("sinking" in p["detail"] for p in checked["problems"])
+
+
+def test_errors_speak_in_tools_and_refuse_dropped_fields(store):
+    """Audit, low: CLI-only advice, a 100 KB input echoed back, a silently ignored
+    field, and a search description promising more than trust.overdue=flag keeps."""
+    ids = store["ids"]
+    huge = "x" * 100_000
+
+    async def steps(s: ClientSession) -> Any:
+        tools = {t.name: t for t in (await s.list_tools()).tools}
+        return (
+            tools["search"].description,
+            await s.call_tool("read", {"memory_id": "nope-nope"}),
+            await s.call_tool("report_outcome", {"worked": True, "task_id": huge}),
+            await s.call_tool(
+                "propose",
+                {"memory_id": ids["deploy"], "text": "fly deploy --strategy canary", "tags": ["a"]},
+            ),
+        )
+
+    description, missing, task, ignored = run(store["cwd"], steps)
+    assert "flag" in description
+    for result in (missing, task, ignored):
+        assert result.is_error
+        assert "`memory-layer" not in result.content[0].text
+    assert "search" in missing.content[0].text
+    assert len(task.content[0].text) < 600 and "memory_id" in task.content[0].text
+    assert "tags" in ignored.content[0].text

@@ -28,6 +28,7 @@ from memory_layer.storage.records import (
     update_memory,
 )
 from memory_layer.storage.textindex import normalise_for_hash
+from memory_layer.trust.fields import clean_field, clean_tag_values
 from memory_layer.trust.policy import initial_status
 from memory_layer.trust.verify import retire_superseded, stamp_fields, verify
 from memory_layer.trust.visibility import ACTIVE, CONFLICT, REJECTED
@@ -49,12 +50,13 @@ def clean_scene(scene: str | None) -> str | None:
 def clean_fact(subject: str | None, key: str | None) -> tuple[str, str] | None:
     if subject is None and key is None:
         return None
-    subject = (subject or "").strip()
-    key = (key or "").strip().lower()
+    # Stored, indexed and shown in the inbox like the text: cleaned like it.
+    subject = (clean_field(subject) or "").strip()
+    key = (clean_field(key) or "").strip().lower()
     if not subject or not key:
         raise InvalidInput(
-            "A structured fact needs both --subject and --key (e.g. --subject prod-server "
-            "--key os); the text is the value."
+            "A structured fact needs both a subject and a key (e.g. subject prod-server, "
+            "key os; on the CLI --subject and --key); the text is the value."
         )
     return subject, key
 
@@ -118,6 +120,7 @@ def write(
     status = status or initial_status(source, config)
     scene = clean_scene(scene)
     fact = clean_fact(subject, key)
+    tags = clean_tag_values(tags)
     extra: dict[str, Any] = {"scene": scene}
     if fact:
         extra.update(subject=fact[0], fact_key=fact[1])

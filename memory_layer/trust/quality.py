@@ -18,7 +18,8 @@ from memory_layer.storage.conn import Conn
 from memory_layer.storage.records import memories_where, transaction
 from memory_layer.storage.textindex import normalise_for_hash
 from memory_layer.trust.facts import clean_fact, fact_candidates, write
-from memory_layer.trust.visibility import ACTIVE, CONFLICT, PENDING, withheld_reason
+from memory_layer.trust.views import agent_withheld_reason
+from memory_layer.trust.visibility import ACTIVE, CONFLICT, PENDING
 
 # Something a future reader can act on: a number, path, flag, command, identifier
 # or error code. A draft with none of these and a hedge word is rarely useful.
@@ -90,9 +91,12 @@ def check_draft(
     project: str | None = None,
     subject: str | None = None,
     key: str | None = None,
+    reason: str | None = None,
+    tags: list[str] | None = None,
     embedder: Any = None,
 ) -> dict[str, Any]:
     from memory_layer.capture.privacy import redact, strip_private
+    from memory_layer.trust.fields import secret_problems
 
     text = check_text(text, int(config["remember"]["max_chars"]))
     check_category(category)
@@ -106,12 +110,20 @@ def check_draft(
         problems.append(
             {
                 "kind": "secret",
+                "field": "text",
                 "detail": "looks like it holds a secret ("
                 + ", ".join(kinds or ["credential"])
                 + "); it would be stored redacted. Leave the value out.",
                 "redacted_text": redacted,
             }
         )
+    problems.extend(
+        secret_problems(
+            {"subject": subject, "key": key, "reason": reason}
+            # Named by position: echoing the tag would echo the secret.
+            | {f"tag {n}": tag for n, tag in enumerate(tags or [], 1)}
+        )
+    )
     for dup in duplicates(db, redacted, project=project, config=config, embedder=embedder):
         problems.append(
             {
@@ -126,8 +138,9 @@ def check_draft(
         wanted = normalise_for_hash(redacted)
         for memory in fact_candidates(db, project, fact[0], fact[1], (ACTIVE, CONFLICT)):
             if normalise_for_hash(memory.text) != wanted:
-                # The caller is an agent (MCP): a withheld record's value stays hidden.
-                hidden = withheld_reason(memory, config)
+                # The caller is an agent (MCP): withheld by the same predicate as
+                # `read` and `search` (sinking included), the value stays hidden.
+                hidden = agent_withheld_reason(memory, config)
                 value = f"withheld ({hidden})" if hidden else repr(memory.text)
                 problems.append(
                     {
@@ -160,8 +173,11 @@ def propose_record(
 
     The same proposal made twice (by two agents, or one agent twice) is one inbox
     item; a proposal repeating an active record changes nothing."""
+    from memory_layer.trust.fields import clean_field
     from memory_layer.trust.review import propose_change
 
+    # Stored in the operations log and shown in the inbox: cleaned like the text.
+    reason = clean_field(reason)
     if memory_id:
         changes = {}
         if scene:

@@ -98,8 +98,10 @@ def propose_change(
     Proposing the same change again returns the open proposal instead of a copy."""
     from memory_layer.capture.privacy import clean
     from memory_layer.memories import check_text
+    from memory_layer.trust.fields import clean_field
 
     text = clean(check_text(text, int(config["remember"]["max_chars"])))
+    reason = clean_field(reason)
     with transaction(db):
         target = get_memory(db, memory_id)
         if text == target.text and not changes:

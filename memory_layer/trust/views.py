@@ -1,12 +1,18 @@
-"""Lines for `memory-layer show` and the dashboard: why a record is withheld, who
-approved it, its open proposals and conflict."""
+"""What people and agents are told about a record: lines for `memory-layer show` and
+the dashboard (why it is withheld, who approved it, its open proposals), and the
+agent-facing withholding predicate and provenance the MCP tools use."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from memory_layer.config import load_config
+from memory_layer.errors import ConfigError
 from memory_layer.models import Memory
 from memory_layer.storage.conn import Conn, raw
-from memory_layer.trust.visibility import flags, withheld_reason
+from memory_layer.storage.records import Operation
+from memory_layer.trust.policy import initial_status
+from memory_layer.trust.visibility import ACTIVE, flags, withheld_reason
 
 
 def trust_notes(db: Conn, memory: Memory) -> list[str]:
@@ -32,3 +38,75 @@ def trust_notes(db: Conn, memory: Memory) -> list[str]:
     ):
         notes.append(f"change proposed by {source}: `memory-layer review` item {proposal_id}")
     return notes
+
+
+def agent_withheld_reason(memory: Memory, config: dict[str, Any]) -> str | None:
+    """Why an agent must not receive this record's value: the trust layer's reasons, or
+    sinking (at or below ``outcomes.floor``), which the hooks and `memory-layer recall`
+    withhold too. Every MCP tool that hands out a value (``search``, ``read``, ``check``)
+    asks this one question, so no tool leaks what another withholds."""
+    from memory_layer.outcomes import is_sinking
+
+    reason = withheld_reason(memory, config)
+    if reason is None and is_sinking(memory, config):
+        reason = f"sinking (outcome {memory.outcome_score:+.2f} at or below outcomes.floor)"
+    return reason
+
+
+def _changed_fields(op: Operation) -> list[str]:
+    old, new = op.old_value, op.new_value
+    names: set[str] = set()
+    for value in (old, new):
+        if isinstance(value, dict):
+            names.update(str(k) for k in value)
+    return sorted(names)
+
+
+# Only a person takes these (agents have no tool for them), so their reasons are
+# reviewed words whoever the actor is named.
+_REVIEW_ACTIONS = frozenset(
+    {
+        "accept",
+        "revise",
+        "reject",
+        "confirm",
+        "verify",
+        "accept_change",
+        "revise_change",
+        "accept_proposal",
+        "revise_proposal",
+        "reject_proposal",
+        "conflict_resolve",
+    }
+)
+
+
+def _trusted_actor(actor: str, config: dict[str, Any]) -> bool:
+    try:
+        return initial_status(actor, config) == ACTIVE
+    except ConfigError:
+        # A broken trust setting fails safe: the reason is left out, not shown.
+        return False
+
+
+def agent_provenance(
+    ops: list[Operation], config: dict[str, Any], *, withheld: bool
+) -> list[dict[str, Any]]:
+    """The history of a record as an agent may see it: who did what, when, and which
+    fields changed, never the values. Operations hold unreviewed values (a proposed
+    change, a pending record's first text before a reviewer revised it, a rejected
+    proposal), and agents must never receive pending or rejected text. Reasons are
+    shown only for review decisions and writes by trusted sources: an agent's reason
+    is as unreviewed as its text. A withheld record shows neither."""
+    out: list[dict[str, Any]] = []
+    for op in ops:
+        entry: dict[str, Any] = {"at": op.at, "actor": op.actor, "action": op.action}
+        if not withheld:
+            fields = _changed_fields(op)
+            if fields and op.action not in {"create", "propose_change"}:
+                entry["changed"] = fields
+            reason = (op.context or {}).get("reason")
+            if reason and (op.action in _REVIEW_ACTIONS or _trusted_actor(op.actor, config)):
+                entry["reason"] = str(reason)
+        out.append(entry)
+    return out
