@@ -147,3 +147,29 @@ def test_accepting_a_proposed_value_supersedes_the_others(db, cfg):
     assert get_memory(db, hook.id).status == "rejected"
     assert inbox(db, config=cfg) == []
     assert [r.memory.id for r in agent_view(db, cfg)] == [proposed["item_id"]]
+
+
+def test_restore_refuses_a_second_truth_for_a_fact(db, cfg):
+    """Audit t7/t6: restoring a conflict candidate, or a rejected or superseded value
+    while another stands, made two values active outside conflict resolution."""
+    from memory_layer.trust.facts import check_restorable
+
+    first = fact(db, cfg, "ubuntu 22.04", "cli").memory
+    second = fact(db, cfg, "debian 12", "hook:extract").memory
+    conflict_id = second.extra["conflict_id"]
+    with pytest.raises(InvalidInput, match=f"review accept {conflict_id} --choose"):
+        check_restorable(db, get_memory(db, first.id))
+
+    decide(db, second.id, "reject", actor="alice", reason="wrong host", config=cfg)
+    rejected = get_memory(db, second.id)
+    assert rejected.status == "rejected" and get_memory(db, first.id).status == "active"
+    with pytest.raises(InvalidInput, match=f"already has a value \\({first.id}\\)"):
+        check_restorable(db, rejected)
+
+    # A correction by the same writer retires the old value: restoring it is a second truth.
+    old = write(db, "arm64", config=cfg, source="cli", subject="ci-runner", key="arch").memory
+    newer = write(db, "x86_64", config=cfg, source="cli", subject="ci-runner", key="arch").memory
+    assert get_memory(db, old.id).status == "retired"
+    with pytest.raises(InvalidInput, match="would make two"):
+        check_restorable(db, get_memory(db, old.id))
+    check_restorable(db, get_memory(db, newer.id))  # the standing value itself: fine

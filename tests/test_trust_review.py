@@ -205,3 +205,44 @@ def test_show_explains_why_a_record_is_withheld(db, cfg):
     notes = json.loads(CliRunner().invoke(cli, ["show", memory.id, "--json"]).output)["notes"]
     assert "visible to agents" in notes
     assert any(change["item_id"] in n for n in notes)
+
+
+def test_review_takes_unique_prefixes_of_proposal_and_conflict_ids(db, cfg):
+    """Audit t10: proposal and conflict ids had to be typed in full, and a miss said
+    "No memory with id", naming the wrong kind of thing."""
+    from memory_layer.errors import NotFound
+    from memory_layer.trust.facts import write
+    from memory_layer.trust.ids import resolve_item_id
+    from memory_layer.trust.quality import propose_record
+
+    target = write(db, "Deploy with fly deploy --strategy rolling", config=cfg, source="cli")
+    change = propose_record(
+        db,
+        "Deploy with fly deploy --strategy canary",
+        config=cfg,
+        source="mcp:codex",
+        memory_id=target.memory.id,
+    )
+    write(db, "ubuntu 22.04", config=cfg, source="cli", subject="prod", key="os")
+    other = write(db, "debian 12", config=cfg, source="hook:x", subject="prod", key="os").memory
+    conflict_id = other.extra["conflict_id"]
+
+    done = decide(db, change["item_id"][:6], "accept", actor="alice", config=cfg)
+    assert done["item_id"] == change["item_id"] and done["kind"] == "change"
+    chosen = decide(db, conflict_id[:6], "accept", choose=other.id[:5], actor="alice", config=cfg)
+    assert chosen["item_id"] == conflict_id and chosen["memory"]["id"] == other.id
+
+    with pytest.raises(NotFound, match="no proposal, conflict or memory"):
+        resolve_item_id(db, "pzzzzzzz")
+    with pytest.raises(NotFound, match="4\\+ characters"):
+        resolve_item_id(db, "p1")
+    db.execute(
+        "INSERT INTO conflicts(id, project, subject, fact_key, opened_at) "
+        "VALUES ('cabc0001', NULL, 'x', 'y', '2026-01-01')"
+    )
+    db.execute(
+        "INSERT INTO conflicts(id, project, subject, fact_key, opened_at) "
+        "VALUES ('cabc0002', NULL, 'x', 'z', '2026-01-01')"
+    )
+    with pytest.raises(InvalidInput, match="fits several items"):
+        resolve_item_id(db, "cabc")

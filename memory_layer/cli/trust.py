@@ -101,7 +101,7 @@ def _decide(
     memory = result.get("memory")
     done = {"accept": "Accepted", "revise": "Revised and accepted", "reject": "Rejected"}
     suffix = f": {memory['id']} is now {memory['status']}" if memory else ""
-    click.echo(f"{done[decision]} {item_id}{suffix}.")
+    click.echo(f"{done[decision]} {result['item_id']}{suffix}.")
     if result.get("confirmed"):
         click.echo(f"Confirmed {result['confirmed']['id']}, the only value left.")
 

@@ -376,3 +376,35 @@ def settle_fact(db: Conn, memory: Memory, *, actor: str, reason: str | None) -> 
                 new={"chosen": memory.id, "subject": subject, "key": key},
                 context={"reason": reason} if reason else None,
             )
+
+
+def check_restorable(db: Conn, memory: Memory) -> None:
+    """Refuse to make a fact's value active outside conflict resolution.
+
+    Restoring a conflict candidate (or a value rejected or retired while another one
+    stands) would leave two active values for one fact, or an open conflict whose
+    candidate is already true: two truths, with no person having chosen between them.
+    `memory-layer restore` and the dashboard call this before switching the status."""
+    if memory.status == CONFLICT:
+        conflict_id = memory.extra.get("conflict_id")
+        raise InvalidInput(
+            f"Memory {memory.id} is a candidate of open conflict {conflict_id}; restoring it "
+            "would not settle the conflict. Choose it in review: "
+            f"`memory-layer review accept {conflict_id} --choose {memory.id} --reason ...`."
+        )
+    subject, key = memory.extra.get("subject"), memory.extra.get("fact_key")
+    if not subject or not key:
+        return
+    standing = [
+        m
+        for m in fact_candidates(db, memory.project, subject, key, (ACTIVE, CONFLICT))
+        if m.id != memory.id
+    ]
+    if standing:
+        ids = ", ".join(m.id for m in standing)
+        raise InvalidInput(
+            f"{subject} / {key} already has a value ({ids}); restoring {memory.id} would make "
+            f"two. Write the value again with `memory-layer remember {memory.text!r} "
+            f"--subject {subject!r} --key {key}` (it becomes a correction or a conflict "
+            "for `memory-layer review`), or forget the other value first."
+        )

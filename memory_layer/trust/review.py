@@ -28,6 +28,7 @@ from memory_layer.storage.records import (
     update_memory,
 )
 from memory_layer.trust.facts import conflict_members, resolve_conflict, settle_fact
+from memory_layer.trust.ids import resolve_item_id
 from memory_layer.trust.verify import verify
 from memory_layer.trust.visibility import (
     ACTIVE,
@@ -329,8 +330,8 @@ def decide(
         raise InvalidInput("A revision needs the corrected text (--text).")
     if decision == "reject" and not (reason or "").strip():
         raise InvalidInput("Say why it is rejected (--reason); the history keeps it.")
-    item_id = (item_id or "").strip()
     with transaction(db):
+        item_id = resolve_item_id(db, item_id)
         row = (
             raw(db)
             .execute("SELECT " + _PROPOSAL_COLUMNS + " FROM proposals WHERE id = ?", [item_id])
