@@ -249,7 +249,10 @@ def edit(
     if project is not ...:
         changes["project"] = project
     if not changes:
-        raise InvalidInput("Nothing to change: give --text, --category, --tag or --confidence.")
+        raise InvalidInput(
+            "Nothing to change: give a new text, category, tags or confidence "
+            "(CLI: --text, --category, --tag, --confidence)."
+        )
     if "text" in changes:
         if embedder is not None:
             from memory_layer.embed import to_blob
