@@ -290,4 +290,8 @@ def restore(db: Conn, memory_id: str, *, actor: str = "cli", reason: str | None 
     current = get_memory(db, memory_id)
     if current.status == ACTIVE:
         raise InvalidInput(f"Memory {current.id} is already active.")
+    # A fact's value comes back only through conflict resolution (every door calls this).
+    from memory_layer.trust.facts import check_restorable
+
+    check_restorable(db, current)
     return set_status(db, current.id, ACTIVE, actor=actor, reason=reason, action="restore")

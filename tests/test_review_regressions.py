@@ -332,5 +332,5 @@ def test_dashboard_restore_says_a_never_verified_record_stays_withheld(db: Any, 
         follow_redirects=True,
     )
     body = response.get_data(as_text=True)
-    assert "still withheld from agents" in body
+    assert "still withheld from agents" in body.lower()
     assert "agents see this memory again" not in body

@@ -173,3 +173,19 @@ def test_restore_refuses_a_second_truth_for_a_fact(db, cfg):
     with pytest.raises(InvalidInput, match="would make two"):
         check_restorable(db, get_memory(db, old.id))
     check_restorable(db, get_memory(db, newer.id))  # the standing value itself: fine
+
+
+def test_restore_command_goes_through_conflict_resolution(db, cfg):
+    """`memory-layer restore` (and the dashboard, through memories.restore) refuses a
+    conflict candidate instead of making it a second truth."""
+    from click.testing import CliRunner
+
+    from memory_layer.cli import cli
+
+    first = fact(db, cfg, "ubuntu 22.04", "cli").memory
+    second = fact(db, cfg, "debian 12", "hook:extract").memory
+    assert get_memory(db, first.id).status == "conflict"
+    result = CliRunner().invoke(cli, ["restore", first.id])
+    assert result.exit_code == 1
+    assert f"review accept {second.extra['conflict_id']} --choose" in result.output
+    assert get_memory(db, first.id).status == "conflict"
