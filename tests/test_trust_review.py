@@ -246,3 +246,26 @@ def test_review_takes_unique_prefixes_of_proposal_and_conflict_ids(db, cfg):
     )
     with pytest.raises(InvalidInput, match="fits several items"):
         resolve_item_id(db, "cabc")
+
+
+def test_a_stale_change_proposal_cannot_undo_a_newer_edit(db, cfg):
+    """Audit t14: two agents propose against "rolling"; the user then edits the record.
+    Accepting either proposal would silently drop the user's edit."""
+    from memory_layer.memories import edit
+
+    memory = write(db, "Deploy strategy: rolling", config=cfg, source="cli").memory
+    first = propose(db, cfg, "Deploy strategy: canary", memory_id=memory.id)
+    second = propose(db, cfg, "Deploy strategy: blue-green", memory_id=memory.id)
+    edit(db, memory.id, config=cfg, text="Deploy strategy: rolling --wait-timeout 600")
+    items = {i["id"]: i for i in inbox(db, config=cfg)}
+    assert items[first["item_id"]]["stale"] and "stale" in items[first["item_id"]]["why"]
+    with pytest.raises(InvalidInput, match="changed since proposal .* Revise it"):
+        decide(db, first["item_id"], "accept", actor="alice", reason="ok", config=cfg)
+    assert get_memory(db, memory.id).text == "Deploy strategy: rolling --wait-timeout 600"
+    # The reviewer folds the change into the current text instead.
+    decide(db, first["item_id"], "revise", actor="alice", reason="merged",
+           revised_text="Deploy strategy: canary --wait-timeout 600", config=cfg)
+    assert get_memory(db, memory.id).text == "Deploy strategy: canary --wait-timeout 600"
+    # The other proposal was made against the original text: stale too.
+    with pytest.raises(InvalidInput, match="changed since proposal"):
+        decide(db, second["item_id"], "accept", actor="alice", reason="ok", config=cfg)

@@ -485,3 +485,10 @@ def m070_fts_indexes_fact_subject_and_key(db: Database) -> None:
             "UPDATE memories_fts SET body = ? WHERE rowid = ?",
             [fts_document(text, subject, key), rowid],
         )
+
+
+@migrations(name="m080_proposals_base_text")
+def m080_proposals_base_text(db: Database) -> None:
+    # The text a change proposal was made against: accepting it after the record was
+    # edited again would silently undo that edit (review refuses; revise or reject).
+    db.execute("ALTER TABLE proposals ADD COLUMN base_text TEXT")

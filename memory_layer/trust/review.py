@@ -44,7 +44,7 @@ DECISIONS = ("accept", "revise", "reject")
 
 _PROPOSAL_COLUMNS = (
     "id, memory_id, text, changes, source, reason, created_at, status, decided_by, "
-    "decided_at, decision_reason"
+    "decided_at, decision_reason, base_text"
 )
 
 
@@ -85,6 +85,13 @@ def _proposal(row: Any) -> dict[str, Any]:
     return data
 
 
+def _is_stale(proposal: dict[str, Any], memory: Any) -> bool:
+    """A change proposed against text the memory no longer has (proposals made before
+    base_text was recorded have none and are taken as current)."""
+    base = proposal.get("base_text")
+    return base is not None and base != memory.text
+
+
 def propose_change(
     db: Conn,
     memory_id: str,
@@ -120,8 +127,8 @@ def propose_change(
             return {**_proposal(existing), "created": False}
         proposal_id = "p" + secrets.token_hex(7)
         raw(db).execute(
-            "INSERT INTO proposals(id, memory_id, text, changes, source, reason, created_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO proposals(id, memory_id, text, changes, source, reason, created_at, "
+            "base_text) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             [
                 proposal_id,
                 target.id,
@@ -130,6 +137,7 @@ def propose_change(
                 source,
                 reason,
                 iso(utcnow()),
+                target.text,  # what it changes: accepting it later must not undo a newer edit
             ],
         )
         record_op(
@@ -181,12 +189,15 @@ def inbox(db: Conn, *, config: dict[str, Any] | None = None) -> list[dict[str, A
             target = get_memory(db, proposal["memory_id"])
         except NotFound:
             continue
+        stale = _is_stale(proposal, target)
         items.append(
             {
                 "id": proposal["id"],
                 "kind": "change",
                 "why": f"change proposed by {proposal['source']}"
-                + (f": {proposal['reason']}" if proposal["reason"] else ""),
+                + (f": {proposal['reason']}" if proposal["reason"] else "")
+                + (" (stale: the memory changed since; revise or reject it)" if stale else ""),
+                "stale": stale,
                 **_brief(target),
                 "proposed_text": proposal["text"],
                 "proposed_changes": proposal["changes"],
@@ -253,6 +264,13 @@ def _decide_proposal(
     if proposal["status"] != "open":
         raise InvalidInput(f"Proposal {proposal['id']} was already {proposal['status']}.")
     memory = get_memory(db, proposal["memory_id"])
+    if decision == "accept" and _is_stale(proposal, memory):
+        raise InvalidInput(
+            f"Memory {memory.id} changed since proposal {proposal['id']} was made, so "
+            "accepting it would silently undo that change. Revise it with the change applied "
+            f"to the current text (`memory-layer review revise {proposal['id']} --text ... "
+            "--reason ...`) or reject it."
+        )
     if decision != "reject":
         text = revised_text if decision == "revise" else proposal["text"]
         other = {k: v for k, v in proposal["changes"].items() if k in {"category", "scene"}}
