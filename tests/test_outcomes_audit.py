@@ -11,7 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
+from memory_layer.cli import cli
 from memory_layer.hooks.events import event_from_dict, parse_event
 from memory_layer.outcomes import record_outcome, task_detail, undo_outcome
 from memory_layer.outcomes.claude import on_hook_event
@@ -226,3 +228,18 @@ def _write_task(folder: Path, task: str, status: str, ahead: float = 0) -> None:
 
 def _tasks_config(cfg: dict[str, Any], root: Path) -> dict[str, Any]:
     return {**cfg, "outcomes": {**cfg["outcomes"], "tasks_dir": str(root)}}
+
+
+# --- 5. what `memory-layer outcome` prints -------------------------------------------
+
+
+def test_outcome_output_names_the_task_and_old_to_new_scores(db: Any, cfg: dict[str, Any]) -> None:
+    mid = _worked_on(db, cfg, "s1", start=True)
+    runner = CliRunner()
+    worked = runner.invoke(cli, ["outcome", "--task", "1", "--worked"])
+    assert worked.exit_code == 0, worked.output
+    headline = worked.output.splitlines()[0]
+    assert headline == "task claude:s1:1 closed as success (credited)."
+    assert f"{mid} +0.20 (+0.00 → +0.20)" in worked.output
+    one = runner.invoke(cli, ["outcome", "--memory", mid, "--failed"])
+    assert f"Memory {mid}: -0.30 (+0.20 → -0.10)" in one.output

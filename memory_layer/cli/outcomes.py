@@ -13,6 +13,7 @@ from memory_layer.cli.common import config, echo_json, json_option, open_store, 
 
 
 def _print_credits(db: Any, credits: list[dict[str, Any]], title: str) -> None:
+    from memory_layer.outcomes.credit import describe_change
     from memory_layer.storage.records import get_memory
 
     for credit in credits:
@@ -25,8 +26,8 @@ def _print_credits(db: Any, credits: list[dict[str, Any]], title: str) -> None:
                 (e.get("detail") for e in credit["evidence"] if e.get("kind") != "surfaced"), ""
             )
             click.echo(
-                f"  {title} {credit['memory_id']} {credit['applied']:+.2f} → "
-                f"{credit['new_score']:+.2f}  {text}" + (f"  [{why}]" if why else "")
+                f"  {title} {credit['memory_id']} {describe_change(credit)}  {text}"
+                + (f"  [{why}]" if why else "")
             )
         else:
             click.echo(f"  shown, not acted on (no credit): {credit['memory_id']}  {text}")
@@ -68,6 +69,7 @@ def outcome(
     """
     from memory_layer import outcomes
     from memory_layer.cli.common import current_project
+    from memory_layer.outcomes.credit import describe_change
 
     chosen = [x for x in (task_id, memory_id, credit_id) if x is not None]
     if len(chosen) != 1:
@@ -109,8 +111,7 @@ def outcome(
             echo_json(credit)
         else:
             click.echo(
-                f"Memory {credit['memory_id']}: {credit['applied']:+.2f} → "
-                f"{credit['new_score']:+.2f} (credit #{credit['id']})."
+                f"Memory {credit['memory_id']}: {describe_change(credit)} (credit #{credit['id']})."
             )
         return
     assert task_id is not None
@@ -132,7 +133,8 @@ def outcome(
     if as_json:
         echo_json(result.to_dict())
         return
-    click.echo(result.message.split(":")[0] + f" ({result.action}).")
+    # The headline ends at ": " (task ids contain bare colons: claude:<list>:3).
+    click.echo(result.message.split(": ", 1)[0] + f" ({result.action}).")
     if result.reversed:
         _print_credits(db, result.reversed, "reversed")
     _print_credits(db, result.credits, "credited")

@@ -235,6 +235,27 @@ def _credit_row(row: tuple) -> dict[str, Any]:
     return data
 
 
+def describe_change(credit: dict[str, Any]) -> str:
+    """ "+0.20 (0.10 → 0.30)": what a credit applied and the score it moved, old → new
+    (the applied part alone equals the new score on a memory's first credit)."""
+    return f"{credit['applied']:+.2f} ({credit['old_score']:+.2f} → {credit['new_score']:+.2f})"
+
+
+def count_credited(credits: list[dict[str, Any]]) -> int:
+    return sum(1 for c in credits if c["weight"] > 0)
+
+
+def summarize(credits: list[dict[str, Any]]) -> str:
+    """One line on what a close did to its candidates, for messages."""
+    used = [c for c in credits if c["weight"] > 0]
+    shown = len(credits) - len(used)
+    if not credits:
+        return "no memories were surfaced while it was open"
+    parts = [f"{c['memory_id']} {describe_change(c)}" for c in used]
+    text = "; ".join(parts) if parts else "none was acted on"
+    return text + (f" ({shown} shown but not acted on: no credit)" if shown else "")
+
+
 def credits_where(db: Conn, where: str, params: list[Any]) -> list[dict[str, Any]]:
     """Credit rows for a WHERE clause written by the caller with ``?`` parameters only."""
     rows = raw(db).execute(

@@ -17,11 +17,13 @@ from typing import Any
 from memory_layer.errors import InvalidInput
 from memory_layer.outcomes.credit import (
     apply_credit,
+    count_credited,
     credit_task,
     credits_where,
     rejudge_task,
     reverse_credit,
     reverse_task,
+    summarize,
 )
 from memory_layer.outcomes.rules import FAILURE, SUCCESS, settings
 from memory_layer.outcomes.store import (
@@ -209,7 +211,7 @@ def transition(
             task.id,
             None,
             "reopened",
-            f"task {task.id} reopened: reversed {_count(undone)} credit(s)",
+            f"task {task.id} reopened: reversed {count_credited(undone)} credit(s)",
             reversed=undone,
         )
 
@@ -241,24 +243,10 @@ def transition(
         task.id,
         outcome,
         action,
-        f"task {task.id} closed as {outcome}: {_summary(credits)}",
+        f"task {task.id} closed as {outcome}: {summarize(credits)}",
         credits=credits,
         reversed=undone,
     )
-
-
-def _count(credits: list[dict[str, Any]]) -> int:
-    return sum(1 for c in credits if c["weight"] > 0)
-
-
-def _summary(credits: list[dict[str, Any]]) -> str:
-    used = [c for c in credits if c["weight"] > 0]
-    shown = len(credits) - len(used)
-    if not credits:
-        return "no memories were surfaced while it was open"
-    parts = [f"{c['memory_id']} {c['applied']:+.2f} → {c['new_score']:+.2f}" for c in used]
-    text = "; ".join(parts) if parts else "none was acted on"
-    return text + (f" ({shown} shown but not acted on: no credit)" if shown else "")
 
 
 # --- manual outcomes: CLI, /outcome, MCP report_outcome, dashboard ------------------
@@ -347,7 +335,7 @@ def correct_outcome(
         task.id,
         outcome,
         "corrected",
-        f"task {task.id} corrected to {outcome}: " + _summary(credits),
+        f"task {task.id} corrected to {outcome}: " + summarize(credits),
         credits=credits,
         reversed=undone,
     )
@@ -388,7 +376,7 @@ def undo_outcome(db: Conn, task_id: str, *, actor: str, source: str = "manual") 
         task.id,
         None,
         "undone",
-        f"task {task.id}: reversed {_count(undone)} credit(s)",
+        f"task {task.id}: reversed {count_credited(undone)} credit(s)",
         reversed=undone,
     )
 
@@ -507,7 +495,7 @@ def rejudge_turn(
                         task.id,
                         task.outcome,
                         "rejudged",
-                        f"task {task.id} re-judged at the end of its turn: {_summary(applied)}",
+                        f"task {task.id} re-judged at the end of its turn: {summarize(applied)}",
                         credits=applied,
                         reversed=undone,
                     )
