@@ -243,3 +243,20 @@ def test_outcome_output_names_the_task_and_old_to_new_scores(db: Any, cfg: dict[
     assert f"{mid} +0.20 (+0.00 → +0.20)" in worked.output
     one = runner.invoke(cli, ["outcome", "--memory", mid, "--failed"])
     assert f"Memory {mid}: -0.30 (+0.20 → -0.10)" in one.output
+
+
+# --- agent teams: the TaskUpdate without team_name is the team's task ----------------
+
+
+def test_a_team_task_completed_by_both_signals_is_one_task(db: Any, cfg: dict[str, Any]) -> None:
+    mid = add_memory(db, cfg, "ModuleNotFoundError for shop: run `pip install -e .` first")
+    session(db, "s1")
+    surface(db, mid, "s1", 1)
+    team = {"task_id": "1", "task_subject": "Fix it", "team_name": "team-x"}
+    on_hook_event(db, claude_event("TaskCreated", "s1", 2, **team))
+    event(db, "s1", 3, tool="Bash", command="pip install -e .")
+    on_hook_event(db, claude_event("TaskCompleted", "s1", 4, **team))
+    update = on_hook_event(db, task_update("s1", "1", 4.5, "completed", from_="in_progress"))
+    assert update.task_id == "claude:team-x:1" and update.action == "unchanged"
+    memory = get_memory(db, mid)
+    assert (memory.outcome_score, memory.success_count) == (pytest.approx(0.2), 1)

@@ -192,8 +192,10 @@ def _apply(
     prior: str | None = None,
 ) -> OutcomeResult:
     """``prior``: the status a TaskUpdate changed the task from (statusChange.from)."""
-    list_id = list_id_for(event)
     session_id = _str(event.get("session_id"))
+    list_id = list_id_for(event)
+    if session_id and list_id == session_id:
+        list_id = _team_list(conn, session_id, task_id) or list_id
     project = _str(event.get("project"))
     if project is None and _str(event.get("cwd")):
         from memory_layer.project import project_for
@@ -256,6 +258,26 @@ def _apply(
             session_id=session_id,
             created=created,
         )
+
+
+def _team_list(conn: Conn, session_id: str, task_id: str) -> str | None:
+    """The team list this session already worked task ``task_id`` in, if any.
+
+    In an agent team TaskCreated/TaskCompleted name the team, but the PostToolUse of
+    TaskUpdate for the same task does not: keyed by the session it would become a
+    second task and credit the same work twice.
+    """
+    row = (
+        raw(conn)
+        .execute(
+            "SELECT list_id FROM tasks WHERE source = ? AND external_id = ? AND list_id != ? "
+            "AND (session_id = ? OR id IN (SELECT task_id FROM task_events WHERE session_id = ?)) "
+            "ORDER BY updated_at DESC LIMIT 1",
+            [SOURCE, task_id, session_id, session_id, session_id],
+        )
+        .fetchone()
+    )
+    return row[0] if row else None
 
 
 def _ignored(conn: Conn, task: Task, prior: str | None) -> str | None:
