@@ -260,3 +260,16 @@ def test_a_team_task_completed_by_both_signals_is_one_task(db: Any, cfg: dict[st
     assert update.task_id == "claude:team-x:1" and update.action == "unchanged"
     memory = get_memory(db, mid)
     assert (memory.outcome_score, memory.success_count) == (pytest.approx(0.2), 1)
+
+
+def test_the_engine_keys_tasks_by_the_hooks_task_list_not_its_own(monkeypatch):
+    """The event a hook hands the warm engine carries the hook's CLAUDE_CODE_TASK_LIST_ID;
+    the engine's own environment (another session's) must not decide the list."""
+    from memory_layer.hooks.capture import task_payload
+    from memory_layer.outcomes.claude import list_id_for
+
+    monkeypatch.setenv("CLAUDE_CODE_TASK_LIST_ID", "the-engines-list")
+    raw = json.dumps({"session_id": "s1", "cwd": "/tmp", "hook_event_name": "Stop"})
+    for hook_env, expected in (({"CLAUDE_CODE_TASK_LIST_ID": "shared"}, "shared"), ({}, "s1")):
+        event = event_from_dict(parse_event("Stop", raw, hook_env).to_dict())  # the socket trip
+        assert list_id_for(task_payload(event, "p", {})) == expected

@@ -191,6 +191,9 @@ def task_payload(
         "task_id": getattr(event, "task_id", ""),
         "task_subject": getattr(event, "task_subject", ""),
         "task_description": getattr(event, "task_description", ""),
+        # The hook process's CLAUDE_CODE_TASK_LIST_ID: in the warm engine, os.environ is
+        # the environment of whichever session started the engine.
+        "task_list_id": getattr(event, "task_list_id", ""),
         "config": config,
     }
     if getattr(event, "team_name", ""):
