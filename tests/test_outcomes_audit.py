@@ -87,11 +87,23 @@ def test_evidence_counts_only_for_the_task_in_progress(db: Any, turn: dict[str, 
     assert _credits(db, "claude:s1:3") == {turn["pip"]: 0.0, turn["readme"]: 0.0}
 
 
-def test_a_task_deleted_before_it_started_credits_nothing(db: Any, turn: dict[str, str]) -> None:
+def test_a_task_that_never_started_is_not_judged_on_its_siblings_work(
+    db: Any, turn: dict[str, str]
+) -> None:
     detail = task_detail(db, "claude:s1:4")
     assert detail["outcome"] == "failure"
-    assert {c["weight"] for c in detail["credits"]} == {0.0}
-    assert all(any(e["kind"] == "abandoned" for e in c["evidence"]) for c in detail["credits"])
+    assert {c["weight"] for c in detail["credits"]} == {0.0}  # pip and the README: others'
+
+
+def test_a_task_tried_and_deleted_without_status_updates_is_still_a_failure(
+    db: Any, cfg: dict[str, Any]
+) -> None:
+    """No task was in progress when the memory was acted on: the deletion is the
+    verdict (the learning benchmark's sessions, and agents that skip in_progress)."""
+    mid = _worked_on(db, cfg, "s9")
+    on_hook_event(db, task_update("s9", "1", 4, "deleted", from_="pending"))
+    memory = get_memory(db, mid)
+    assert (memory.outcome_score, memory.failure_count) == (pytest.approx(-0.3), 1)
 
 
 def _worked_on(db: Any, cfg: dict[str, Any], session_id: str, *, start: bool = False) -> str:

@@ -126,7 +126,7 @@ def test_shown_weight_is_configurable(db: Any, rivals: dict[str, str]) -> None:
 
 def test_edit_evidence_and_failure_penalty(db: Any, rivals: dict[str, str]) -> None:
     _create(db, "s1", "1", 2)
-    # Started: a task deleted before it started is abandoned and credits nothing.
+    # Started, worked on, then deleted: a failure for the memory acted on.
     on_hook_event(db, task_update("s1", "1", 2.5, "in_progress"))
     event(db, "s1", 3, tool="Edit", file_path="/repo/.env", text="PGHOST=127.0.0.1\n")
     result = on_hook_event(

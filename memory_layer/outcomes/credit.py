@@ -53,7 +53,6 @@ CREDIT_COLUMNS = (
     "reversal_reason",
 )
 MAX_EVIDENCE = 6
-ABANDONED = "deleted before it was started: no work to judge"
 
 
 @dataclass
@@ -153,12 +152,11 @@ def candidates(
         cand.evidence.append(
             {"kind": "surfaced", "how": how, "at": surfaced_at, "session_id": session_id}
         )
-        if _abandoned(task):
-            cand.evidence.append({"kind": "abandoned", "detail": ABANDONED})
-            continue
         if session_id not in events_cache:
             events_cache[session_id] = (
-                _session_events(db, session_id, start, until) if session_id else []
+                _unclaimed(db, task, _session_events(db, session_id, start, until))
+                if session_id
+                else []
             )
             observed[session_id] = bool(session_id) and _has_events(db, session_id, until)
         events = [e for e in events_cache[session_id] if e["at"] >= surfaced_at and _counts(e, end)]
@@ -170,15 +168,26 @@ def candidates(
     return list(found.values())
 
 
-def _abandoned(task: Task) -> bool:
-    """A Claude task deleted before it ever went in_progress: no work was done under
-    it, so its failure is no verdict on the memories shown around it."""
-    return (
-        task.source == "claude"
-        and task.status == "deleted"
-        and task.outcome == FAILURE
-        and not task.started_at
+def _unclaimed(db: Conn, task: Task, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Drop, for a Claude task that never went in_progress, the events that happened
+    while another task of its session was in progress: that work was the other task's.
+
+    Agents create several tasks in one turn and work through them; a task that never
+    started (deleted as housekeeping, or closed untouched) would otherwise be judged on
+    its siblings' commands. Work done while no task was in progress still counts for it,
+    so a task created, tried and deleted without a status update remains a failure."""
+    if task.source != "claude" or task.started_at or not task.session_id:
+        return events
+    busy = (
+        raw(db)
+        .execute(
+            "SELECT started_at, coalesce(closed_at, '9999') FROM tasks WHERE source = 'claude' "
+            "AND session_id = ? AND id != ? AND started_at IS NOT NULL",
+            [task.session_id, task.id],
+        )
+        .fetchall()
     )
+    return [e for e in events if not any(lo <= e["at"] <= hi for lo, hi in busy)]
 
 
 def _counts(event: dict[str, Any], end: str) -> bool:
