@@ -285,3 +285,17 @@ def test_the_engine_keys_tasks_by_the_hooks_task_list_not_its_own(monkeypatch):
     for hook_env, expected in (({"CLAUDE_CODE_TASK_LIST_ID": "shared"}, "shared"), ({}, "s1")):
         event = event_from_dict(parse_event("Stop", raw, hook_env).to_dict())  # the socket trip
         assert list_id_for(task_payload(event, "p", {})) == expected
+
+
+def test_deleting_a_completed_task_keeps_its_success(db: Any, cfg: dict[str, Any]) -> None:
+    """Audit e2 case F: clearing a finished task off the list turned +0.2 into -0.3."""
+    mid = _worked_on(db, cfg, "s8", start=True)
+    on_hook_event(db, task_update("s8", "1", 4, "completed", from_="in_progress"))
+    on_hook_event(db, task_update("s8", "1", 5, "deleted", from_="completed"))
+    memory = get_memory(db, mid)
+    assert (memory.outcome_score, memory.success_count, memory.failure_count) == (
+        pytest.approx(0.2),
+        1,
+        0,
+    )
+    assert task_detail(db, "claude:s8:1")["outcome"] == "success"

@@ -230,7 +230,7 @@ def _apply(
                 f"{', '.join(STATUS_EVENTS)}."
             )
         kind, outcome = STATUS_EVENTS[status]
-        ignored = None if created else _ignored(conn, task, prior)
+        ignored = None if created else _ignored(conn, task, prior, status)
         if ignored:
             log_event(
                 conn,
@@ -280,10 +280,16 @@ def _team_list(conn: Conn, session_id: str, task_id: str) -> str | None:
     return row[0] if row else None
 
 
-def _ignored(conn: Conn, task: Task, prior: str | None) -> str | None:
+def _ignored(
+    conn: Conn, task: Task, prior: str | None, status: str | None = None
+) -> str | None:
     """Why a tracker event must leave a closed task as it is, or None to apply it."""
     if task.is_open:
         return None
+    if task.status == "completed" and status == "deleted":
+        # Clearing finished tasks off the list is housekeeping: the work succeeded, and
+        # turning that success into a failure would punish the memories that helped.
+        return "deleted after it was completed: housekeeping, the success stands"
     if manual_verdict(conn, task.id):
         return (
             f"outcome set by hand; `memory-layer outcome --task {task.external_id} --undo` frees it"
