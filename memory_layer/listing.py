@@ -133,4 +133,33 @@ def stats(db: Conn) -> dict[str, Any]:
         "by_project": grouped("project"),
         "by_source": grouped("source"),
         "operations": int(conn.execute("SELECT count(*) FROM operations").fetchone()[0]),
+        "outcomes": _outcome_counts(db),
+    }
+
+
+def _outcome_counts(db: Conn) -> dict[str, int]:
+    """What outcome learning has done: judged, proven and sinking memories (by the
+    same rules as outcomes.rules.is_proven / is_sinking) and the tasks closed."""
+    from memory_layer.outcomes.rules import settings
+
+    rules = settings(None)
+    conn = raw(db)
+    judged, proven, sinking = conn.execute(
+        "SELECT count(*) FILTER (WHERE success_count + failure_count > 0), "
+        "count(*) FILTER (WHERE success_count >= ? AND outcome_score >= ? "
+        "AND success_count >= 2 * failure_count), "
+        "count(*) FILTER (WHERE outcome_score <= ?) FROM memories WHERE status = 'active'",
+        [rules.proven_min_successes, rules.proven_min_score, rules.floor],
+    ).fetchone()
+    tasks = dict(
+        conn.execute(
+            "SELECT outcome, count(*) FROM tasks WHERE outcome IS NOT NULL GROUP BY outcome"
+        ).fetchall()
+    )
+    return {
+        "judged": int(judged),
+        "proven": int(proven),
+        "sinking": int(sinking),
+        "tasks_succeeded": int(tasks.get("success", 0)),
+        "tasks_failed": int(tasks.get("failure", 0)),
     }

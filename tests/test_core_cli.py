@@ -325,6 +325,14 @@ def test_stats():
     run("remember", "a gotcha", "-c", "gotcha", "-p", "p")
     data = json.loads(run("stats", "--json").output)
     assert data["total"] == 1 and data["by_category"] == {"gotcha": 1}
+    assert data["outcomes"] == {"judged": 0, "proven": 0, "sinking": 0,
+                                "tasks_succeeded": 0, "tasks_failed": 0}
+    mid = json.loads(run("list", "--json").output)[0]["id"]
+    for _ in range(2):
+        run("outcome", "--memory", mid, "--failed")
+    data = json.loads(run("stats", "--json").output)
+    assert data["outcomes"]["judged"] == 1 and data["outcomes"]["sinking"] == 1  # -0.6
+    assert "1 active memories judged, 0 proven, 1 sinking" in run("stats").output
 
 
 def _all_commands(group: click.Group, prefix: str = "") -> list[tuple[str, click.Command]]:

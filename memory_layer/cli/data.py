@@ -120,7 +120,7 @@ def index(force: bool, as_json: bool) -> None:
 @cli.command()
 @json_option
 def stats(as_json: bool) -> None:
-    """Counts by category, status, project and source.
+    """Counts by category, status, project and source, and what outcome learning did.
 
     \b
     Example:
@@ -135,6 +135,11 @@ def stats(as_json: bool) -> None:
     click.echo(
         f"{data['total']} memories, {data['embedded']} with vectors, "
         f"{data['operations']} operations logged."
+    )
+    o = data["outcomes"]
+    click.echo(
+        f"outcomes: {o['tasks_succeeded']} tasks succeeded, {o['tasks_failed']} failed; "
+        f"{o['judged']} active memories judged, {o['proven']} proven, {o['sinking']} sinking."
     )
     for title in ("by_status", "by_category", "by_project", "by_source"):
         click.echo(title.replace("_", " ") + ":")
