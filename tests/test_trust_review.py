@@ -269,3 +269,11 @@ def test_a_stale_change_proposal_cannot_undo_a_newer_edit(db, cfg):
     # The other proposal was made against the original text: stale too.
     with pytest.raises(InvalidInput, match="changed since proposal"):
         decide(db, second["item_id"], "accept", actor="alice", reason="ok", config=cfg)
+
+
+def test_review_shows_terminal_and_bidi_controls_as_escapes(db, cfg):
+    """Audit t5: an agent's U+202E made the inbox line read differently from the text."""
+    propose(db, cfg, "Deploy with \u202eniam ot hsup\u202c and \x1b[8mhidden")
+    out = CliRunner().invoke(cli, ["review"]).output
+    assert "\\u202eniam ot hsup\\u202c" in out and "\\u001b[8mhidden" in out
+    assert "\u202e" not in out and "\x1b" not in out

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from collections.abc import Callable
 from typing import Any
@@ -52,6 +53,12 @@ def json_option(fn: Callable[..., Any]) -> Callable[..., Any]:
     return click.option("--json", "as_json", is_flag=True, help="Print JSON.")(fn)
 
 
+# Terminal escapes and bidirectional-override characters in stored text (an agent's
+# proposal, say) could make a line read differently from what is stored: show them as
+# visible escapes instead.
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
 def short(text: str, width: int = 100) -> str:
-    flat = " ".join(text.split())
+    flat = _UNSAFE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", " ".join(text.split()))
     return flat if len(flat) <= width else flat[: width - 1] + "…"
