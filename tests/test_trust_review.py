@@ -277,3 +277,13 @@ def test_review_shows_terminal_and_bidi_controls_as_escapes(db, cfg):
     out = CliRunner().invoke(cli, ["review"]).output
     assert "\\u202eniam ot hsup\\u202c" in out and "\\u001b[8mhidden" in out
     assert "\u202e" not in out and "\x1b" not in out
+
+
+def test_accept_refuses_a_record_that_is_not_waiting_for_review(db, cfg):
+    """Audit: accepting an active, verified record silently restamped it and restarted
+    its review-by clock."""
+    memory = write(db, "Use pnpm in the web app", config=cfg, source="cli").memory
+    stamped = get_memory(db, memory.id).extra.get("approved_at")
+    with pytest.raises(InvalidInput, match="not waiting for review"):
+        decide(db, memory.id, "accept", actor="alice", reason="looks right", config=cfg)
+    assert get_memory(db, memory.id).extra.get("approved_at") == stamped

@@ -85,6 +85,14 @@ def _proposal(row: Any) -> dict[str, Any]:
     return data
 
 
+def _awaits_review(memory: Memory) -> bool:
+    """Whether the record is an inbox item: pending, disputed, or active but edited
+    since verification or past its review-by date."""
+    if memory.status in (PENDING, DISPUTED):
+        return True
+    return memory.status == ACTIVE and (edited_since_verification(memory) or overdue(memory))
+
+
 def _is_stale(proposal: dict[str, Any], memory: Any) -> bool:
     """A change proposed against text the memory no longer has (proposals made before
     base_text was recorded have none and are taken as current)."""
@@ -399,6 +407,14 @@ def decide(
                 revised_text=revised_text,
                 config=config,
                 embedder=embedder,
+            )
+        if decision == "accept" and not _awaits_review(memory):
+            # Accepting would restamp it and restart its review clock without anyone
+            # having had anything to review.
+            raise InvalidInput(
+                f"Memory {memory.id} is not waiting for review (status {memory.status}"
+                + (", verified" if memory.status == ACTIVE else "")
+                + "); nothing changed. `memory-layer review` lists what is waiting."
             )
         if decision == "reject":
             updated = update_memory(
