@@ -299,3 +299,26 @@ def test_deleting_a_completed_task_keeps_its_success(db: Any, cfg: dict[str, Any
         0,
     )
     assert task_detail(db, "claude:s8:1")["outcome"] == "success"
+
+
+def test_a_sessions_own_list_after_a_team_does_not_reopen_the_team_task(
+    db: Any, cfg: dict[str, Any]
+) -> None:
+    """Review of the team routing: task numbers restart in every list, so the session's
+    own task "1" after a finished team task "1" is a new task, and later updates of it
+    stay with it."""
+    mid = add_memory(db, cfg, "ModuleNotFoundError for shop: run `pip install -e .` first")
+    session(db, "s7")
+    surface(db, mid, "s7", 1)
+    team = {"task_id": "1", "task_subject": "Fix it", "team_name": "team-x"}
+    on_hook_event(db, claude_event("TaskCreated", "s7", 2, **team))
+    event(db, "s7", 3, tool="Bash", command="pip install -e .")
+    on_hook_event(db, claude_event("TaskCompleted", "s7", 4, **team))
+    assert get_memory(db, mid).success_count == 1
+    created = on_hook_event(db, task_create("s7", "1", 10))
+    assert created.task_id == "claude:s7:1"
+    updated = on_hook_event(db, task_update("s7", "1", 11, "in_progress", from_="pending"))
+    assert updated.task_id == "claude:s7:1"
+    memory = get_memory(db, mid)
+    assert (memory.outcome_score, memory.success_count) == (pytest.approx(0.2), 1)
+    assert task_detail(db, "claude:team-x:1")["outcome"] == "success"

@@ -194,8 +194,8 @@ def _apply(
     """``prior``: the status a TaskUpdate changed the task from (statusChange.from)."""
     session_id = _str(event.get("session_id"))
     list_id = list_id_for(event)
-    if session_id and list_id == session_id:
-        list_id = _team_list(conn, session_id, task_id) or list_id
+    if session_id and list_id == session_id and source == "hook:TaskUpdate":
+        list_id = _team_list(conn, session_id, task_id, status) or list_id
     project = _str(event.get("project"))
     if project is None and _str(event.get("cwd")):
         from memory_layer.project import project_for
@@ -260,20 +260,27 @@ def _apply(
         )
 
 
-def _team_list(conn: Conn, session_id: str, task_id: str) -> str | None:
-    """The team list this session already worked task ``task_id`` in, if any.
+def _team_list(conn: Conn, session_id: str, task_id: str, status: str | None) -> str | None:
+    """The team list whose task ``task_id`` a TaskUpdate without ``team_name`` belongs to.
 
     In an agent team TaskCreated/TaskCompleted name the team, but the PostToolUse of
     TaskUpdate for the same task does not: keyed by the session it would become a
-    second task and credit the same work twice.
+    second task and credit the same work twice. Task numbers restart in every list,
+    so the update goes to the team task only while this session has no task of that
+    number of its own, and only if that team task is still open (or the update repeats
+    its final status): a later list of the session's own must not reopen it.
     """
+    own = task_key(SOURCE, session_id, task_id)
+    if raw(conn).execute("SELECT 1 FROM tasks WHERE id = ?", [own]).fetchone():
+        return None
     row = (
         raw(conn)
         .execute(
             "SELECT list_id FROM tasks WHERE source = ? AND external_id = ? AND list_id != ? "
+            "AND (outcome IS NULL OR status = ?) "
             "AND (session_id = ? OR id IN (SELECT task_id FROM task_events WHERE session_id = ?)) "
             "ORDER BY updated_at DESC LIMIT 1",
-            [SOURCE, task_id, session_id, session_id, session_id],
+            [SOURCE, task_id, session_id, status or "", session_id, session_id],
         )
         .fetchone()
     )
