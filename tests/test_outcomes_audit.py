@@ -230,6 +230,22 @@ def test_a_manual_outcome_survives_later_task_files(
     assert task_detail(db, "claude:s1:1")["status"] == "in_progress"
 
 
+def test_an_agents_report_does_not_outrank_the_tracker(
+    db: Any, cfg: dict[str, Any], tmp_path: Path
+) -> None:
+    """Review: an agent's MCP report_outcome counted as a person's verdict, so the agent
+    grading its own work made later tracker events be ignored."""
+    from memory_layer.outcomes.store import manual_verdict
+
+    _worked_on(db, cfg, "s6", start=True)
+    record_outcome(db, "1", True, source="mcp:codex", actor="mcp:codex")
+    assert task_detail(db, "claude:s6:1")["outcome"] == "success"
+    assert not manual_verdict(db, "claude:s6:1")
+    undo_outcome(db, "1", actor="me", source="cli")
+    record_outcome(db, "1", True, source="cli", actor="me")
+    assert manual_verdict(db, "claude:s6:1")
+
+
 def _write_task(folder: Path, task: str, status: str, ahead: float = 0) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{task}.json"

@@ -185,9 +185,11 @@ def seen_event(db: Conn, event_key: str | None) -> bool:
     return row is not None
 
 
-# Event sources of trackers (hooks, syncs, Beads' own hooks); any other source is a
-# person's verdict: the CLI, /outcome, MCP report_outcome, the dashboard.
-TRACKER_SOURCES = ("hook:", "sync:", "beads")
+# Sources whose close is not a person's verdict: the trackers (hooks, syncs, Beads' own
+# hooks) and agents (MCP report_outcome: an agent grading its own work must not
+# outrank what the tracker says later). Any other source is a person: the CLI,
+# /outcome, the dashboard.
+TRACKER_SOURCES = ("hook:", "sync:", "beads", "mcp:")
 
 
 def manual_verdict(db: Conn, task_id: str) -> bool:
