@@ -287,3 +287,16 @@ def test_accept_refuses_a_record_that_is_not_waiting_for_review(db, cfg):
     with pytest.raises(InvalidInput, match="not waiting for review"):
         decide(db, memory.id, "accept", actor="alice", reason="looks right", config=cfg)
     assert get_memory(db, memory.id).extra.get("approved_at") == stamped
+
+
+def test_a_tag_edit_does_not_vouch_for_text_waiting_for_review(db, cfg):
+    """Review: changing only tags (CLI or dashboard) stamped whatever text was there,
+    including text edited since verification that nobody had reviewed."""
+    memory = write(db, "Format SQL with sqlfluff fix", config=cfg, source="cli").memory
+    db.execute("UPDATE memories SET text = ? WHERE id = ?", ["Format SQL by hand", memory.id])
+    assert not agent_visible(get_memory(db, memory.id), cfg)  # edited since verification
+    out = CliRunner().invoke(cli, ["edit", memory.id, "--tag", "sql"])
+    assert out.exit_code == 0, out.output
+    assert not agent_visible(get_memory(db, memory.id), cfg)
+    out = CliRunner().invoke(cli, ["edit", memory.id, "--text", "Format SQL with sqlfluff"])
+    assert agent_visible(get_memory(db, memory.id), cfg)  # the text you wrote is yours

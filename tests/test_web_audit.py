@@ -62,6 +62,17 @@ def test_web_edit_of_a_pending_record_does_not_approve_it(client, db, cfg):
     assert "Still withheld from agents" in flashed(client, response)
 
 
+def test_a_confidence_only_save_vouches_for_no_text(client, db, cfg):
+    # Review: the text below was changed behind the review (direct SQL) and nobody has
+    # read it; saving a new confidence must not stamp it as verified.
+    memory_id = make(db, cfg, "Deploys run from the main branch")
+    db.execute("UPDATE memories SET text = ? WHERE id = ?", ["Deploys skip CI", memory_id])
+    post_edit(client, memory_id, {"text": "Deploys skip CI", "confidence": "0.4"})
+    memory = get_memory(db, memory_id)
+    assert memory.confidence == 0.4
+    assert withheld_reason(memory, cfg) is not None
+
+
 # --- 2. a save changes only what the person changed -------------------------------------
 
 

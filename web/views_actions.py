@@ -127,8 +127,9 @@ def edit_memory(memory_id: str) -> Response:
     with transaction(db()):
         # Again under the write lock: another door may have saved while the model loaded.
         _check_version(get_memory(db(), current.id), form.get("version"))
-        edit(db(), current.id, config=config, actor=ACTOR, embedder=model, **changes)
-        memory = _vouch(current.id, config)
+        memory = edit(db(), current.id, config=config, actor=ACTOR, embedder=model, **changes)
+        if "text" in changes:  # a tags or confidence change vouches for no text
+            memory = _vouch(current.id, config)
     flash("Saved. The history keeps the previous values." + _withheld_note(memory, config))
     return _back(memory.id)
 

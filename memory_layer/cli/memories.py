@@ -400,10 +400,13 @@ def edit(
         confidence=confidence,
         embedder=embedder_for(cfg) if text is not None else None,
     )
-    from memory_layer.trust.verify import verify_if_trusted
+    if text is not None:
+        from memory_layer.trust.verify import verify_if_trusted
 
-    # Your own edit is vouched for like your own write (the trust policy decides).
-    memory = verify_if_trusted(db, memory.id, source="cli", config=cfg)
+        # The text you wrote is vouched for like your own write (the trust policy
+        # decides). Changing only tags or confidence vouches for nothing: a text
+        # still waiting for review stays withheld until someone reviews it.
+        memory = verify_if_trusted(db, memory.id, source="cli", config=cfg)
     if as_json:
         echo_json(memory.to_dict())
     else:
