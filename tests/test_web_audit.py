@@ -158,13 +158,20 @@ def test_a_corrupt_store_gives_503_with_how_to_fix(client, db, cfg, path):
     assert "restore a backup" in body
 
 
-def test_an_integrity_error_stays_a_server_error():
+@pytest.mark.parametrize(
+    "error",
+    [
+        sqlite3.IntegrityError("UNIQUE constraint failed: memories.id"),
+        sqlite3.OperationalError("no such column: memories.nope"),  # a query bug, not the store
+    ],
+)
+def test_a_query_bug_stays_a_server_error(error):
     app = create_app()
     app.config["PROPAGATE_EXCEPTIONS"] = False
 
     @app.get("/boom")
     def boom() -> str:
-        raise sqlite3.IntegrityError("UNIQUE constraint failed: memories.id")
+        raise error
 
     assert app.test_client().get("/boom", base_url=BASE).status_code == 500
 
