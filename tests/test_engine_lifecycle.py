@@ -374,3 +374,29 @@ def test_engine_of_another_version_is_replaced(claude: Claude, tmp_path: Path) -
     assert claude.raw("UserPromptSubmit", payload, env).returncode == 0
     assert wait_for(lambda: (lifecycle.client_settings() or {}).get("version") == "99.0.0", 30)
     assert lifecycle.running_pid() != old_pid
+
+
+def test_an_older_hook_leaves_a_newer_engine_running(claude: Claude, tmp_path: Path) -> None:
+    """Two installs in use (a dev venv and the plugin): the older one's hooks answer by
+    themselves instead of stopping the newer engine, so they never keep stopping each
+    other."""
+    import shutil
+
+    import memory_layer
+
+    seed(MEMORY)
+    lifecycle.spawn(force=True)
+    assert lifecycle.wait_until_ready(20)
+    pid = lifecycle.running_pid()
+    older = tmp_path / "older"
+    shutil.copytree(Path(memory_layer.__file__).parent, older / "memory_layer",
+                    ignore=shutil.ignore_patterns("__pycache__", "web", "models"))
+    init = older / "memory_layer" / "__init__.py"
+    init.write_text(init.read_text().replace(memory_layer.__version__, "0.0.1"))
+    payload = json.dumps(claude.payload("UserPromptSubmit", prompt=PROMPT)).encode()
+    done = claude.raw("UserPromptSubmit", payload, {"PYTHONPATH": str(older)})
+    assert done.returncode == 0 and b"docker compose up -d db" in done.stdout
+    log = (claude.home / "logs" / "hooks.log").read_text()
+    assert "this hook '0.0.1': answering in-process" in log and "asked the engine" not in log
+    time.sleep(1.0)
+    assert lifecycle.running_pid() == pid and lifecycle._alive(pid)

@@ -38,15 +38,20 @@ def _via_engine(event: Event) -> str | None:
     settings = client_settings()
     if settings is None:  # no engine is ready (it publishes this file when it is)
         return None
-    if settings.get("version") != __version__:
+    engine_version = settings.get("version")
+    if engine_version != __version__:
         # An engine started by another install (the plugin was updated while it ran)
-        # would answer with that install's code. Ask it to stop; this hook answers by
-        # itself, and the next one starts an engine of this version.
+        # would answer with that install's code: this hook answers by itself. An older
+        # engine is asked to stop so the next hook starts one of this version; a newer
+        # one is left alone, so two installs in use never keep stopping each other.
+        newer = _version_key(engine_version) > _version_key(__version__)
         log(
-            f"{event.name}: the engine runs memory-layer {settings.get('version')!r}, this "
-            f"hook {__version__!r}: asked it to stop, answering in-process"
+            f"{event.name}: the engine runs memory-layer {engine_version!r}, this hook "
+            f"{__version__!r}: answering in-process"
+            + ("" if newer else "; asked the engine to stop")
         )
-        request({"op": "stop"}, 0.2)
+        if not newer:
+            request({"op": "stop"}, 0.2)
         return None
     key = "prompt_deadline_ms" if event.name in QUERY_EVENTS else "deadline_ms"
     default = DEFAULT_PROMPT_DEADLINE_MS if event.name in QUERY_EVENTS else DEFAULT_DEADLINE_MS
@@ -61,6 +66,18 @@ def _via_engine(event: Event) -> str | None:
         return None
     output = reply.get("output", "")
     return output if isinstance(output, str) else ""
+
+
+def _version_key(version: object) -> tuple[int, ...]:
+    """"0.10.2" → (0, 10, 2); anything unreadable (an engine from before versions were
+    published) sorts first, as the oldest."""
+    parts = []
+    for part in str(version or "").split("."):
+        digits = "".join(ch for ch in part if ch.isdigit())
+        if not digits:
+            break
+        parts.append(int(digits))
+    return tuple(parts)
 
 
 def _in_process(event: Event) -> str:
