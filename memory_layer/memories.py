@@ -68,6 +68,12 @@ def check_confidence(value: float) -> float:
     return value
 
 
+# Tags are labels for filtering, not a second text: bounded so a pasted blob (or an
+# agent's) cannot bloat every listing and export.
+MAX_TAG_CHARS = 100
+MAX_TAGS = 50
+
+
 def clean_tags(tags: Any) -> list[str]:
     if tags is None:
         return []
@@ -78,8 +84,15 @@ def clean_tags(tags: Any) -> list[str]:
         if not isinstance(tag, str):
             raise InvalidInput(f"Tags must be strings, got {tag!r}.")
         tag = tag.strip()
+        if len(tag) > MAX_TAG_CHARS:
+            raise InvalidInput(
+                f"A tag is {len(tag)} characters; the limit is {MAX_TAG_CHARS}. "
+                f"Use short labels (put details in the text): {tag[:40]!r}…"
+            )
         if tag and tag not in out:
             out.append(tag)
+    if len(out) > MAX_TAGS:
+        raise InvalidInput(f"{len(out)} tags; the limit is {MAX_TAGS}. Keep the ones you filter by.")
     return out
 
 

@@ -145,6 +145,8 @@ def test_edit_keeps_history():
         (["recall", "x", "-n", "0"], "0 is not in the range x>=1"),
         (["list", "-n", "-1"], "-1 is not in the range x>=1"),
         (["list", "--offset", "-5"], "-5 is not in the range x>=0"),
+        (["remember", "x", "--tag", "t" * 101], "the limit is 100"),
+        (["remember", "x", *[a for i in range(51) for a in ("--tag", f"t{i}")]], "limit is 50"),
         (["config", "set", "weights.similarity", "nan"], "must be a finite number"),
         (["config", "set", "boosts.gotcha", "1e999"], "must be a finite number"),
         (["config", "set", "trust.hook_writes", "bogus"], "must be one of active, pending"),
