@@ -300,3 +300,18 @@ def test_a_tag_edit_does_not_vouch_for_text_waiting_for_review(db, cfg):
     assert not agent_visible(get_memory(db, memory.id), cfg)
     out = CliRunner().invoke(cli, ["edit", memory.id, "--text", "Format SQL with sqlfluff"])
     assert agent_visible(get_memory(db, memory.id), cfg)  # the text you wrote is yours
+
+
+def test_a_proposed_fact_value_says_what_it_would_replace(db, cfg):
+    """Audit t4: agents' proposals for a fact the user confirmed were listed as plain new
+    items; accepting one silently replaced the confirmed value."""
+    mine = write(db, "ubuntu 22.04", config=cfg, source="cli", subject="prod-server",
+                 key="os").memory
+    first = propose(db, cfg, "debian 12", subject="prod-server", key="os")
+    second = propose(db, cfg, "alpine 3.20", subject="prod-server", key="os")
+    items = {i["id"]: i for i in inbox(db, config=cfg)}
+    why = items[first["item_id"]]["why"]
+    assert f"replaces the current value 'ubuntu 22.04' ({mine.id}, from cli)" in why
+    assert f"1 other proposal(s) for this fact: {second['item_id']}" in why
+    out = CliRunner().invoke(cli, ["review"]).output
+    assert "replaces the current value 'ubuntu 22.04'" in out

@@ -93,6 +93,32 @@ def _awaits_review(memory: Memory) -> bool:
     return memory.status == ACTIVE and (edited_since_verification(memory) or overdue(memory))
 
 
+def _fact_note(db: Conn, memory: Memory) -> str:
+    """For a proposed value of a structured fact: what accepting it would replace, and
+    the other proposals for the same fact, so no confirmed value is replaced unseen."""
+    from memory_layer.trust.facts import fact_candidates
+
+    subject, key = memory.extra.get("subject"), memory.extra.get("fact_key")
+    if not subject or not key:
+        return ""
+    others = [
+        m
+        for m in fact_candidates(db, memory.project, subject, key, (ACTIVE, PENDING))
+        if m.id != memory.id
+    ]
+    standing = [m for m in others if m.status == ACTIVE]
+    rivals = [m for m in others if m.status == PENDING]
+    note = ""
+    if standing:
+        values = ", ".join(f"{m.text!r} ({m.id}, from {m.source})" for m in standing)
+        note += f"; accepting it replaces the current value {values}"
+    if rivals:
+        note += f"; {len(rivals)} other proposal(s) for this fact: " + ", ".join(
+            m.id for m in rivals
+        )
+    return note
+
+
 def _is_stale(proposal: dict[str, Any], memory: Any) -> bool:
     """A change proposed against text the memory no longer has (proposals made before
     base_text was recorded have none and are taken as current)."""
@@ -187,7 +213,7 @@ def inbox(db: Conn, *, config: dict[str, Any] | None = None) -> list[dict[str, A
         db, "status IN (?, ?)", [PENDING, DISPUTED], order_by="memories.rowid"
     ):
         if memory.status == PENDING:
-            kind, why = "new", f"proposed by {memory.source}"
+            kind, why = "new", f"proposed by {memory.source}" + _fact_note(db, memory)
         else:
             reason = _last_reason(db, memory.id, "dispute") or "no reason given"
             kind, why = "disputed", f"disputed: {reason}"
