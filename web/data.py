@@ -13,7 +13,12 @@ from memory_layer.storage.records import Operation, operations
 
 
 def outcome_scores(conn: sqlite3.Connection) -> list[float]:
-    rows = conn.execute("SELECT outcome_score FROM memories WHERE status = 'active'").fetchall()
+    """Scores of active memories some outcome has judged. Never-judged ones sit at 0.0,
+    which would fill the "+0.0 to +0.2" bar with memories no outcome ever touched."""
+    rows = conn.execute(
+        "SELECT outcome_score FROM memories WHERE status = 'active' "
+        "AND success_count + failure_count > 0"
+    ).fetchall()
     return [float(r[0]) for r in rows]
 
 

@@ -32,7 +32,9 @@ def index() -> str:
         "status": charts.bars(_top(info["by_status"]), title="Memories by status"),
         "project": charts.bars(_top(info["by_project"]), title="Memories by project"),
         "outcomes": charts.histogram(
-            data.outcome_scores(conn), title="Outcome scores of active memories"
+            data.outcome_scores(conn),
+            title=f"Outcome scores of active memories judged by a task "
+            f"({info['outcomes']['judged']}; the others have none yet)",
         ),
     }
     activity = data.recent_operations(conn, 25)
