@@ -92,6 +92,9 @@ DEFAULTS: dict[str, Any] = {
         "capture": True,
         "min_capture_confidence": 0.5,
         "transcript_max_bytes": 8388608,  # per hook run; the rest is read next time
+        # The same, when a hook does the work in its own process (no engine): Claude Code
+        # waits for Stop, and 8 MB of transcript took ~8 s there.
+        "in_process_transcript_max_bytes": 1048576,
         # Projects (ids from `memory-layer project`, or directories; fnmatch patterns) where
         # hooks do nothing. A .memory-layer-ignore file at the repository root does the same.
         "ignore_projects": [],

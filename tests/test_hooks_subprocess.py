@@ -291,6 +291,34 @@ def test_session_end_only_marks_pending_and_next_start_does_the_work(claude: Cla
     conn.close()
 
 
+def test_a_long_ended_session_is_read_in_bounded_runs_and_never_cut_short(
+    claude: Claude,
+) -> None:
+    """Without the engine a hook reads at most hooks.in_process_transcript_max_bytes per
+    run (Claude Code waits for it); an ended session stays pending until its transcript
+    is read to the end, so what was said last is still captured."""
+    from tests.test_hooks_support import KEYWORD_ONLY, write_config
+
+    write_config(claude.home, KEYWORD_ONLY + "hooks:\n  in_process_transcript_max_bytes: 3000\n")
+    for n in range(20):
+        claude.say("assistant", f"Step {n}: looked at the logs, nothing unusual yet. " * 3)
+    claude.say("user", "Remember that releases are cut from the release branch, never main.")
+    claude.hook("SessionEnd", reason="prompt_input_exit")
+    conn = claude.db()
+    for _ in range(30):  # each new session's start goes on with the pending one
+        Claude(claude.home, claude.project).hook("SessionStart", source="startup")
+        pending = conn.execute(
+            "SELECT pending FROM sessions WHERE session_id = ?", [claude.session_id]
+        ).fetchone()
+        if pending == (0,):
+            break
+    conn.close()
+    assert pending == (0,)
+    assert "Releases are cut from the release branch, never main." in [
+        m["text"] for m in memories(claude.home)
+    ]
+
+
 # --- fail-open -------------------------------------------------------------------
 
 

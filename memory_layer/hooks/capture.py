@@ -309,6 +309,17 @@ def llm_extract_session(
     return stored
 
 
+def _unread(conn: sqlite3.Connection, path: str, before: int) -> bool:
+    """Whether this run advanced through the transcript and left some of it unread (a
+    run that could not advance, e.g. on a half-written last line, is done for now)."""
+    after = store.transcript_offset(conn, path)
+    try:
+        size = os.path.getsize(path)
+    except OSError:
+        return False
+    return before < after < size
+
+
 def process_pending(
     conn: sqlite3.Connection,
     config: dict[str, Any],
@@ -326,10 +337,13 @@ def process_pending(
         ended = SessionEnded(
             name="SessionEnd", session_id=session.session_id, cwd=session.cwd or ""
         )
+        more = False
         try:
             # Opted out since it ended (ignore file, config): leave it alone.
             if session.project and not skip_reason(ended, session.project, config):
                 if session.transcript_path:
+                    path = os.path.expanduser(session.transcript_path)
+                    before = store.transcript_offset(conn, path)
                     extract_transcript(
                         conn,
                         session.transcript_path,
@@ -341,6 +355,11 @@ def process_pending(
                         now=now,
                         main=True,
                     )
+                    more = _unread(conn, path, before)
+                if more:
+                    # A run reads at most transcript_max_bytes: the session stays pending
+                    # and the next run goes on, so a long transcript's end is not lost.
+                    continue
                 task_hook(conn, ended, session.project, config)
                 if llm and config["hooks"]["llm"]["enabled"] and session.transcript_path:
                     llm_extract_session(

@@ -86,6 +86,11 @@ def _in_process(event: Event) -> str:
     from memory_layer.storage.db import open_db
 
     config = load_config()
+    # Claude Code waits for this process: read less of a long transcript per run here
+    # than the engine does in the background (the rest is read by the next event).
+    hooks = config["hooks"]
+    limit = min(int(hooks["transcript_max_bytes"]), int(hooks["in_process_transcript_max_bytes"]))
+    config = {**config, "hooks": {**hooks, "transcript_max_bytes": limit}}
     conn = open_db()
     # Reads never wait in WAL mode; a write does while another holds the lock. A hook
     # would rather skip its bookkeeping than make the user wait (SessionEnd: 1.5 s).
