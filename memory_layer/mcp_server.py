@@ -318,6 +318,29 @@ def _refuse_new_record_fields(**given: Any) -> None:
         )
 
 
+# An agent's direct report on a memory counts once per memory per this many hours: one
+# agent repeating "it failed" must not be able to sink (and so withdraw) a memory the
+# user approved. Reports on a task are bounded already: each task credits a memory once.
+AGENT_REPORT_HOURS = 24
+
+
+def _check_report_rate(server: Server, memory_id: str, source: str) -> None:
+    from datetime import timedelta
+
+    since = iso(utcnow() - timedelta(hours=AGENT_REPORT_HOURS))
+    row = raw(server.conn).execute(
+        "SELECT at FROM task_credits WHERE memory_id = ? AND source = ? AND task_id IS NULL "
+        "AND reversed_at IS NULL AND at >= ? ORDER BY at DESC LIMIT 1",
+        [memory_id, source, since],
+    ).fetchone()
+    if row:
+        raise ToolError(
+            f"You already reported on memory {memory_id} at {row[0][:19]}; an agent's report "
+            f"on a memory counts once per {AGENT_REPORT_HOURS} hours. Report the outcome of "
+            "the task you used it in (task_id) instead, or tell the user."
+        )
+
+
 def report_outcome(
     server: Server,
     *,
@@ -338,6 +361,7 @@ def report_outcome(
             if agent_withheld_reason(memory, config) is not None:
                 # An agent cannot have used what it was never shown.
                 raise ToolError(f"Memory {memory.id} is not available to agents.")
+            _check_report_rate(server, memory.id, source)
             result: Any = memory_feedback(
                 server.conn, memory.id, worked, actor=source, source=source
             )

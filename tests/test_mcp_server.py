@@ -138,6 +138,9 @@ def test_tools_and_a_full_session(store):
         out["outcome"] = payload(
             await s.call_tool("report_outcome", {"worked": True, "memory_id": ids["deploy"]})
         )
+        out["outcome_again"] = await s.call_tool(
+            "report_outcome", {"worked": False, "memory_id": ids["deploy"]}
+        )
         out["outcome_hidden"] = await s.call_tool(
             "report_outcome", {"worked": True, "memory_id": ids["pending"]}
         )
@@ -176,6 +179,9 @@ def test_tools_and_a_full_session(store):
     assert out["propose_change"]["kind"] == "change"
     assert out["outcome"]["recorded"]
     assert out["outcome_hidden"].is_error
+    # One report per memory per agent per day: repeating "it failed" cannot sink it.
+    assert out["outcome_again"].is_error
+    assert "counts once per 24 hours" in out["outcome_again"].content[0].text
     assert out["dispute"]["status"] == "disputed"
     assert ids["coding_scene"] not in [r["id"] for r in out["after"]["results"]]
 
