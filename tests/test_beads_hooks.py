@@ -324,3 +324,23 @@ def test_open_db_in_hook_home(tmp_path: Path) -> None:
     # The hook opens the same store the tests' MEMORY_LAYER_HOME points at.
     conn = open_db()
     assert conn.execute("SELECT count(*) FROM tasks").fetchone()[0] == 0
+
+
+def test_a_persons_outcome_outranks_later_bd_events(db: Any, cfg: dict[str, Any]) -> None:
+    """As for Claude tasks: a reopen or another close from bd after a person set the
+    outcome is recorded as ignored until the person undoes it."""
+    from memory_layer.outcomes import record_outcome, undo_outcome
+
+    closed = {"id": "bd-m1", "status": "closed", "close_reason": "Abandoned: wrong approach",
+              "closed_at": "2026-06-03T10:00:00Z", "created_at": "2026-06-03T08:00:00Z"}
+    on_beads_hook(db, "bd-m1", "close", json.dumps(closed), project=PROJECT)
+    assert task_detail(db, "bd-m1")["outcome"] == "failure"
+    record_outcome(db, "bd-m1", True, source="cli", actor="me", project=PROJECT)
+    assert task_detail(db, "bd-m1")["outcome"] == "success"
+    reopened = {**closed, "status": "open", "updated_at": "2099-01-01T00:00:00Z"}
+    result = on_beads_hook(db, "bd-m1", "update", json.dumps(reopened), project=PROJECT)
+    assert result is not None and result.action == "unchanged" and "by hand" in result.message
+    assert task_detail(db, "bd-m1")["outcome"] == "success"
+    undo_outcome(db, "bd-m1", actor="me", source="cli")
+    result = on_beads_hook(db, "bd-m1", "update", json.dumps(reopened), project=PROJECT)
+    assert result is not None and result.action != "unchanged"

@@ -41,7 +41,14 @@ from memory_layer.outcomes.lifecycle import (
     transition,
 )
 from memory_layer.outcomes.rules import FAILURE, SUCCESS, close_outcome, settings
-from memory_layer.outcomes.store import find_task, now_stamp, stamp, task_key
+from memory_layer.outcomes.store import (
+    find_task,
+    log_event,
+    manual_verdict,
+    now_stamp,
+    stamp,
+    task_key,
+)
 from memory_layer.storage.conn import Conn, raw
 from memory_layer.storage.records import transaction
 
@@ -191,6 +198,23 @@ def apply_issue(
                 kind = OPEN
         else:
             return None  # an update without a status says nothing about the outcome
+        if known is not None and not known.is_open and manual_verdict(conn, known.id):
+            # A person's outcome outranks what bd says later, as for Claude tasks;
+            # `memory-layer outcome --task ID --undo` hands the issue back to bd.
+            note = f"outcome set by hand; `memory-layer outcome --task {issue_id} --undo` frees it"
+            log_event(
+                conn,
+                known.id,
+                at=at,
+                source=source,
+                event=kind,
+                status=status,
+                session_id=_text(issue.get("closed_by_session")),
+                applied=False,
+                note=note,
+                event_key=event_key,
+            )
+            return OutcomeResult(known.id, known.outcome, "unchanged", note)
         if opened is None and known is None and kind == CLOSE:
             # First heard of at its close: assume the usual stretch of work before it,
             # so a later reopen and close still judge that work.
