@@ -53,6 +53,12 @@ def _no_shared_list(monkeypatch: pytest.MonkeyPatch) -> None:
         ("Rejected the old approach; new one works [outcome:success]", "success"),
         ("Looks done [outcome:failed]", "failure"),
         ("[Outcome: Failure] reverted", "failure"),
+        ("Fixed the failed login test", "success"),  # what was fixed, not the ending
+        ("fix 3 failed jobs in the nightly run", "success"),
+        ("Resolved all rejected review comments", "success"),
+        ("Fix failed", "failure"),  # no object: the fix failed
+        ("Tried to fix, failed", "failure"),
+        ("Fixed the parser but the deploy failed", "failure"),
     ],
 )
 def test_close_reason_rules(reason: str, expected: str) -> None:

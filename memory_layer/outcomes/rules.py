@@ -25,6 +25,15 @@ FAILURE_WORDS = re.compile(
     r"(?![\w'’])",
     re.IGNORECASE,
 )
+# A failure word that is the object of a fix names what was fixed, not how the work
+# ended: "Fixed the failed login test", "fix 3 failed jobs". A bare "fix failed" (no
+# noun after it) or "tried to fix, failed" still reads as a failure.
+FIXED_OBJECT = re.compile(
+    r"\b(?:fix(?:e[sd])?|resolved?|repair(?:ed)?|retried|rerun|re-ran)\s+"
+    r"(?:(?:the|a|an|all|some|every|\d+)\s+)?"
+    r"(?:failed|cancell?ed|canceled|rejected)\s+[a-z]\w*",
+    re.IGNORECASE,
+)
 # An explicit marker anywhere in the reason wins over the words:
 # "[outcome:failed]" / "[outcome:failure]" or "[outcome:success]" / "[outcome:worked]".
 MARKER = re.compile(r"\[outcome:\s*(success|succeeded|worked|failure|failed)\s*\]", re.IGNORECASE)
@@ -123,4 +132,4 @@ def close_outcome(reason: str | None, metadata: Any = None) -> str:
     marker = MARKER.search(text)
     if marker:
         return _MARKER_VALUES.get(marker.group(1).lower(), FAILURE)
-    return FAILURE if FAILURE_WORDS.search(text) else SUCCESS
+    return FAILURE if FAILURE_WORDS.search(FIXED_OBJECT.sub(" ", text)) else SUCCESS
