@@ -290,6 +290,46 @@ def test_a_team_task_completed_by_both_signals_is_one_task(db: Any, cfg: dict[st
     assert (memory.outcome_score, memory.success_count) == (pytest.approx(0.2), 1)
 
 
+def test_a_team_task_whose_untagged_create_came_first_is_one_task(
+    db: Any, cfg: dict[str, Any]
+) -> None:
+    """Hooks are async: the untagged PostToolUse TaskCreate may land before the team's
+    TaskCreated. Both, and the completion, must be one task crediting once."""
+    mid = add_memory(db, cfg, "ModuleNotFoundError for shop: run `pip install -e .` first")
+    session(db, "s5")
+    surface(db, mid, "s5", 1)
+    first = on_hook_event(db, task_create("s5", "1", 2))
+    team = {"task_id": "1", "task_subject": "Fix it", "team_name": "team-x"}
+    tagged = on_hook_event(db, claude_event("TaskCreated", "s5", 2.1, **team))
+    assert tagged.task_id == first.task_id == "claude:s5:1"
+    event(db, "s5", 3, tool="Bash", command="pip install -e .")
+    on_hook_event(db, claude_event("TaskCompleted", "s5", 4, **team))
+    on_hook_event(db, task_update("s5", "1", 4.5, "completed", from_="in_progress"))
+    memory = get_memory(db, mid)
+    assert (memory.outcome_score, memory.success_count) == (pytest.approx(0.2), 1)
+    # The other order of the completion: untagged first, closing the task, then tagged.
+    session(db, "s4")
+    surface(db, mid, "s4", 1)
+    on_hook_event(db, task_create("s4", "1", 2))
+    event(db, "s4", 3, tool="Bash", command="pip install -e .")
+    on_hook_event(db, task_update("s4", "1", 4, "completed", from_="pending"))
+    late = on_hook_event(db, claude_event("TaskCompleted", "s4", 4.2, **team))
+    assert late.task_id == "claude:s4:1"
+    assert get_memory(db, mid).success_count == 2  # one per task, not two for s4's
+
+
+def test_an_old_own_task_is_not_a_new_team_task_of_the_same_number(
+    db: Any, cfg: dict[str, Any]
+) -> None:
+    session(db, "s3")
+    on_hook_event(db, task_create("s3", "1", 2))
+    on_hook_event(db, task_update("s3", "1", 3, "completed", from_="pending"))
+    team = {"task_id": "1", "task_subject": "Another", "team_name": "team-y"}
+    later = on_hook_event(db, claude_event("TaskCreated", "s3", 200, **team))  # 3 h later
+    assert later.task_id == "claude:team-y:1"
+    assert task_detail(db, "claude:s3:1")["outcome"] == "success"
+
+
 def test_the_engine_keys_tasks_by_the_hooks_task_list_not_its_own(monkeypatch):
     """The event a hook hands the warm engine carries the hook's CLAUDE_CODE_TASK_LIST_ID;
     the engine's own environment (another session's) must not decide the list."""

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from memory_layer.errors import InvalidInput
+from memory_layer.models import parse_time
 from memory_layer.outcomes.lifecycle import (
     CLOSE,
     OPEN,
@@ -196,6 +197,8 @@ def _apply(
     list_id = list_id_for(event)
     if session_id and list_id == session_id and source == "hook:TaskUpdate":
         list_id = _team_list(conn, session_id, task_id, status) or list_id
+    elif session_id and list_id != session_id and _str(event.get("team_name")):
+        list_id = _own_list(conn, session_id, list_id, task_id, event) or list_id
     project = _str(event.get("project"))
     if project is None and _str(event.get("cwd")):
         from memory_layer.project import project_for
@@ -260,6 +263,39 @@ def _apply(
         )
 
 
+# How recently this session must have opened its own task "N" for a team event about
+# task "N" to mean the same task (the untagged PostToolUse arrived first).
+SAME_TASK_WINDOW_S = 3600
+
+
+def _own_list(
+    conn: Conn, session_id: str, team_list: str, task_id: str, event: dict[str, Any]
+) -> str | None:
+    """The session's own list, when a team-tagged event is about a task the session
+    already opened under its own key: hooks are async, and the untagged PostToolUse
+    TaskCreate/TaskUpdate can land before TaskCreated/TaskCompleted. Only while no team
+    task of that number exists, and only for a task opened in the last hour (numbers
+    restart in every list: an old task "1" of the session's own is another task)."""
+    if (
+        raw(conn)
+        .execute("SELECT 1 FROM tasks WHERE id = ?", [task_key(SOURCE, team_list, task_id)])
+        .fetchone()
+    ):
+        return None
+    row = (
+        raw(conn)
+        .execute(
+            "SELECT opened_at FROM tasks WHERE id = ?", [task_key(SOURCE, session_id, task_id)]
+        )
+        .fetchone()
+    )
+    if row is None:
+        return None
+    at = stamp(_str(event.get("at"))) or now_stamp()
+    age = (parse_time(at) - parse_time(row[0])).total_seconds()
+    return session_id if 0 <= age <= SAME_TASK_WINDOW_S else None
+
+
 def _team_list(conn: Conn, session_id: str, task_id: str, status: str | None) -> str | None:
     """The team list whose task ``task_id`` a TaskUpdate without ``team_name`` belongs to.
 
@@ -287,9 +323,7 @@ def _team_list(conn: Conn, session_id: str, task_id: str, status: str | None) ->
     return row[0] if row else None
 
 
-def _ignored(
-    conn: Conn, task: Task, prior: str | None, status: str | None = None
-) -> str | None:
+def _ignored(conn: Conn, task: Task, prior: str | None, status: str | None = None) -> str | None:
     """Why a tracker event must leave a closed task as it is, or None to apply it."""
     if task.is_open:
         return None
