@@ -111,11 +111,6 @@ def create_app(
     return app
 
 
-# What sqlite3 says when the store itself is the trouble (as opposed to a query bug).
-STORE_TROUBLE = ("locked", "busy", "malformed", "corrupt", "not a database", "disk I/O",
-                 "readonly", "unable to open")
-
-
 def _register_errors(app: Flask) -> None:
     @app.errorhandler(MemoryLayerError)
     def library_error(exc: MemoryLayerError) -> tuple[str, int]:
@@ -127,12 +122,13 @@ def _register_errors(app: Flask) -> None:
         # A store that opens but fails on a read (malformed pages, a lock held too long)
         # surfaces as sqlite3's error, not the library's: give it the library's message.
         # Integrity and programming errors are bugs in a query, not the store: left as 500.
-        if isinstance(exc, (sqlite3.IntegrityError, sqlite3.ProgrammingError)) or not any(
-            word in str(exc) for word in STORE_TROUBLE
+        from memory_layer.paths import db_path
+        from memory_layer.storage.db import explain_error, store_trouble
+
+        if isinstance(exc, (sqlite3.IntegrityError, sqlite3.ProgrammingError)) or not store_trouble(
+            exc
         ):
             raise exc  # "no such column" and the like: a bug in our query, a 500
-        from memory_layer.paths import db_path
-        from memory_layer.storage.db import explain_error
 
         return library_error(explain_error(exc, db_path()))
 

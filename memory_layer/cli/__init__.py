@@ -26,10 +26,11 @@ class Group(click.Group):
         except sqlite3.DatabaseError as exc:
             # Met after the store opened: another process's lock on a write outside
             # records.transaction, or damage deeper in the file than the header.
-            if not any(word in str(exc) for word in ("locked", "busy", "malformed", "corrupt")):
-                raise
             from memory_layer.paths import db_path
-            from memory_layer.storage.db import explain_error
+            from memory_layer.storage.db import explain_error, store_trouble
+
+            if not store_trouble(exc):
+                raise
 
             raise click.ClickException(str(explain_error(exc, db_path()))) from None
 

@@ -13,10 +13,25 @@ from memory_layer.storage.conn import Conn, raw
 BUSY_TIMEOUT_MS = 5000
 
 
+_LOCK_WORDS = ("locked", "busy")
+# What sqlite3 says when the store itself is the trouble, as opposed to a bug in a query
+# ("no such column"): every door turns these into the named error below.
+_STORE_WORDS = (*_LOCK_WORDS, "malformed", "corrupt", "not a database", "disk I/O",
+                "readonly", "unable to open")
+
+
+def is_locked(exc: sqlite3.Error) -> bool:
+    return any(word in str(exc) for word in _LOCK_WORDS)
+
+
+def store_trouble(exc: sqlite3.Error) -> bool:
+    return any(word in str(exc) for word in _STORE_WORDS)
+
+
 def explain_error(exc: sqlite3.Error, path: Path | str) -> DatabaseError:
     """The named error, with how to fix it, for a SQLite error on the store at ``path``."""
     message = str(exc)
-    if "locked" in message or "busy" in message:
+    if is_locked(exc):
         return DatabaseError(
             f"{path} is locked by another process (waited {BUSY_TIMEOUT_MS / 1000:.0f}s). "
             "Close the other writer (`memory-layer engine stop` stops the background engine) "

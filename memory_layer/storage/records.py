@@ -109,9 +109,10 @@ def _locking(conn: sqlite3.Connection, statement: str) -> None:
     try:
         conn.execute(statement)
     except sqlite3.OperationalError as exc:
-        if "locked" not in str(exc) and "busy" not in str(exc):
+        from memory_layer.storage.db import explain_error, is_locked
+
+        if not is_locked(exc):
             raise
-        from memory_layer.storage.db import explain_error
 
         path = conn.execute("PRAGMA database_list").fetchone()[2]
         if conn.in_transaction:  # a COMMIT that could not finish: nothing half-written
