@@ -1,4 +1,4 @@
-from memory_layer.cli import cli
+from memory_layer.cli.fast import main
 
 if __name__ == "__main__":
-    cli(prog_name="memory-layer")
+    main()

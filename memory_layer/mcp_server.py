@@ -3,8 +3,8 @@
 Agents can search, read, check a draft, propose, dispute and report outcomes.
 There is deliberately no tool to approve, delete or retire: proposals land in the
 review inbox as pending and only a person (CLI or dashboard) decides, so an agent
-can never make its own proposal true. Search returns only what
-``trust.visibility.agent_visible`` allows.
+can never make its own proposal true. Every tool hands out only what
+``api.agent_withheld_reason`` allows, the predicate every door shares.
 
 Built on the official ``mcp`` SDK (``MCPServer``); this module's name avoids
 shadowing the ``mcp`` package, and every import here is absolute.
@@ -22,13 +22,10 @@ from typing import Any
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
-from memory_layer import __version__
+from memory_layer import __version__, api
 from memory_layer.config import load_config
 from memory_layer.errors import MemoryLayerError, NotFound
-from memory_layer.models import Memory, iso, utcnow
-from memory_layer.storage.conn import raw
-from memory_layer.trust.views import agent_withheld_reason
-from memory_layer.trust.visibility import agent_statuses, flags
+from memory_layer.models import Memory
 
 INSTRUCTIONS = """\
 memory-layer: the shared, reviewed memory of this machine's coding agents.
@@ -87,6 +84,7 @@ _CLI_HINTS = (
     ("`memory-layer list` shows ids.", "Ids come from `search` results."),
     ("(`memory-layer review` lists them)", "(a person decides in review)"),
 )
+MAX_LIMIT = 50  # results per search: more is a dump, not an answer
 _MAX_ECHO = 80  # characters of an agent's own input repeated in an error
 _MAX_MESSAGE = 600
 
@@ -137,7 +135,7 @@ def _public(memory: Memory, config: dict[str, Any]) -> dict[str, Any]:
         "approved_by": memory.extra.get("approved_by"),
         "review_by": memory.extra.get("review_by"),
         "outcome_score": round(memory.outcome_score, 3),
-        "flags": flags(memory, config),
+        "flags": api.agent_flags(memory, config),
     }
 
 
@@ -151,51 +149,29 @@ def search(
     limit: int,
     source: str,
 ) -> dict[str, Any]:
-    from memory_layer.retrieval.search import Scope, recall
+    from memory_layer.retrieval.search import Scope
     from memory_layer.trust.facts import clean_scene
-    from memory_layer.trust.verify import stamp_trusted_writes
 
+    if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_LIMIT:
+        raise ToolError(f"limit must be a whole number from 1 to {MAX_LIMIT}, got {limit!r}.")
     config = load_config()
     project = server.project_for(project)
     scene = clean_scene(scene) or server.scene
     scope = dataclasses.replace(
-        Scope.for_project(project, category=category),
-        statuses=agent_statuses(config),
-        scenes=(scene,) if scene else None,
+        Scope.for_project(project, category=category), scenes=(scene,) if scene else None
     )
-    limit = max(1, min(int(limit), 50))
     with server.lock:
-        stamp_trusted_writes(server.conn, config)
-        results = recall(
+        results = api.recall(
             server.conn,
-            query,
-            scope=scope,
+            api.check_query(query, limit=limit, category=category),
             config=config,
+            scope=scope,
+            audience=api.AGENT,
+            # One MCP connection is one session; its id names the client.
+            surfaced_as="mcp_search",
+            session_id=f"{source}#{server.session_id}",
             limit=limit,
             embedder=server.embedder(config),
-            visible=lambda m: agent_withheld_reason(m, config) is None,
-        )
-        now = iso(utcnow())
-        # Stored for outcome learning: "Call before storing anything" (capture.privacy).
-        from memory_layer.capture.privacy import clean
-
-        logged_query = clean(query)[:500]
-        raw(server.conn).executemany(
-            "INSERT INTO usage(memory_id, session_id, project, kind, at, query, rank, score) "
-            "VALUES (?, ?, ?, 'mcp_search', ?, ?, ?, ?)",
-            [
-                # One MCP connection is one session; its id names the client.
-                (
-                    item.memory.id,
-                    f"{source}#{server.session_id}",
-                    project,
-                    now,
-                    logged_query,
-                    rank,
-                    item.score,
-                )
-                for rank, item in enumerate(results, 1)
-            ],
         )
     return {
         "project": project,
@@ -214,7 +190,7 @@ def read(server: Server, memory_id: str) -> dict[str, Any]:
     with server.lock:
         memory = get_memory(server.conn, memory_id)
         ops = history(server.conn, memory.id)
-    reason = agent_withheld_reason(memory, config)
+    reason = api.agent_withheld_reason(memory, config)
     info = _public(memory, config)
     if reason is not None:
         # Agents never receive a withheld record's text, only that it exists and why.
@@ -272,7 +248,6 @@ def propose(
     tags: list[str] | None,
 ) -> dict[str, Any]:
     from memory_layer.trust.fields import clean_field
-    from memory_layer.trust.quality import propose_record
 
     if memory_id:
         _refuse_new_record_fields(
@@ -285,7 +260,7 @@ def propose(
         )
     config = load_config()
     with server.lock:
-        return propose_record(
+        done = api.remember(
             server.conn,
             text,
             config=config,
@@ -298,11 +273,22 @@ def propose(
             scene=scene if memory_id else scene or server.scene,
             subject=subject,
             key=key,
-            memory_id=memory_id,
+            change_of=memory_id,
             reason=reason,
             tags=tags,
             embedder=server.embedder(config),
         )
+    answer: dict[str, Any] = {
+        "status": "pending" if done.outcome == "change" else done.memory.status,
+        "item_id": done.item_id,
+        "kind": done.outcome,
+        "memory_id": done.memory.id,
+        "created": done.created,
+        "note": done.note,
+    }
+    if done.outcome == "new":
+        answer["redacted"] = done.redacted
+    return answer
 
 
 def _refuse_new_record_fields(**given: Any) -> None:
@@ -318,29 +304,6 @@ def _refuse_new_record_fields(**given: Any) -> None:
         )
 
 
-# An agent's direct report on a memory counts once per memory per this many hours: one
-# agent repeating "it failed" must not be able to sink (and so withdraw) a memory the
-# user approved. Reports on a task are bounded already: each task credits a memory once.
-AGENT_REPORT_HOURS = 24
-
-
-def _check_report_rate(server: Server, memory_id: str, source: str) -> None:
-    from datetime import timedelta
-
-    since = iso(utcnow() - timedelta(hours=AGENT_REPORT_HOURS))
-    row = raw(server.conn).execute(
-        "SELECT at FROM task_credits WHERE memory_id = ? AND source = ? AND task_id IS NULL "
-        "AND reversed_at IS NULL AND at >= ? ORDER BY at DESC LIMIT 1",
-        [memory_id, source, since],
-    ).fetchone()
-    if row:
-        raise ToolError(
-            f"You already reported on memory {memory_id} at {row[0][:19]}; an agent's report "
-            f"on a memory counts once per {AGENT_REPORT_HOURS} hours. Report the outcome of "
-            "the task you used it in (task_id) instead, or tell the user."
-        )
-
-
 def report_outcome(
     server: Server,
     *,
@@ -349,41 +312,25 @@ def report_outcome(
     task_id: str | None,
     source: str,
 ) -> dict[str, Any]:
-    if bool(memory_id) == bool(task_id):
-        raise ToolError("Give exactly one of memory_id (a memory you used) or task_id.")
-    from memory_layer.outcomes import memory_feedback, record_outcome
-    from memory_layer.storage.records import get_memory
-
     config = load_config()
     with server.lock:
-        if memory_id:
-            memory = get_memory(server.conn, memory_id)
-            if agent_withheld_reason(memory, config) is not None:
-                # An agent cannot have used what it was never shown.
-                raise ToolError(f"Memory {memory.id} is not available to agents.")
-            _check_report_rate(server, memory.id, source)
-            result: Any = memory_feedback(
-                server.conn, memory.id, worked, actor=source, source=source
-            )
-        else:
-            result = record_outcome(
-                server.conn,
-                str(task_id),
-                worked,
-                source=source,
-                actor=source,
-                project=server.project_for(None),
-            )
+        result = api.report_outcome(
+            server.conn,
+            worked=worked,
+            source=source,
+            config=config,
+            memory_id=memory_id,
+            task_id=task_id,
+            project=server.project_for(None) if task_id else None,
+        )
     if hasattr(result, "to_dict"):
         result = result.to_dict()
     return {"recorded": True, "worked": worked, "result": result}
 
 
 def dispute(server: Server, memory_id: str, *, reason: str, source: str) -> dict[str, Any]:
-    from memory_layer.trust.verify import dispute as do_dispute
-
     with server.lock:
-        memory = do_dispute(server.conn, memory_id, actor=source, reason=reason)
+        memory = api.dispute(server.conn, memory_id, actor=source, reason=reason)
     return {"id": memory.id, "status": memory.status, "note": "A person will review it."}
 
 

@@ -1,4 +1,8 @@
-"""Remember, edit, forget, restore and purge: the write side every door calls."""
+"""The plain record writes under the use cases: store or reinforce, edit, retire.
+
+Doors never call these directly: ``memory_layer.api`` wraps them with the trust
+policy (stamps, conflicts, review) and the checks that span layers (restoring a
+fact's value). Nothing here imports the trust layer, which builds on this module."""
 
 from __future__ import annotations
 
@@ -11,7 +15,6 @@ from memory_layer.models import ACTIVE, RETIRED, Memory, check_category, iso, pa
 from memory_layer.storage.conn import Conn, raw
 from memory_layer.storage.records import (
     find_by_hash,
-    get_memory,
     insert_memory,
     memories_by_rowid,
     transaction,
@@ -297,14 +300,3 @@ def set_status(
 def forget(db: Conn, memory_id: str, *, actor: str = "cli", reason: str | None = None) -> Memory:
     """Retire a memory: withheld from recall and injection, restorable."""
     return set_status(db, memory_id, RETIRED, actor=actor, reason=reason, action="retire")
-
-
-def restore(db: Conn, memory_id: str, *, actor: str = "cli", reason: str | None = None) -> Memory:
-    current = get_memory(db, memory_id)
-    if current.status == ACTIVE:
-        raise InvalidInput(f"Memory {current.id} is already active.")
-    # A fact's value comes back only through conflict resolution (every door calls this).
-    from memory_layer.trust.facts import check_restorable
-
-    check_restorable(db, current)
-    return set_status(db, current.id, ACTIVE, actor=actor, reason=reason, action="restore")

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from memory_layer.api import restore
 from memory_layer.errors import DatabaseError, InvalidInput, NotFound
-from memory_layer.memories import edit, forget, remember, restore
+from memory_layer.memories import edit, forget, remember
 from memory_layer.paths import db_path
 from memory_layer.project import normalise_remote, project_for
 from memory_layer.retrieval.search import Scope, recall

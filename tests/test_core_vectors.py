@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from memory_layer.memories import edit, forget, remember, restore
+from memory_layer.api import restore
+from memory_layer.memories import edit, forget, remember
 from memory_layer.retrieval import vectors
 from memory_layer.storage.records import delete_memory
 

@@ -256,7 +256,7 @@ def test_a_failing_visibility_check_injects_nothing(db, cfg, monkeypatch) -> Non
     assert "docker compose" in context(_prompt(db, cfg, "psycopg2 connection refused 5432"))
     db.execute("DELETE FROM usage")
     # ... and nothing at all when it raises: a withheld record must never leak.
-    monkeypatch.setattr(trust_visibility, "agent_visible", _boom)
+    monkeypatch.setattr(trust_visibility, "agent_withheld_reason", _boom)
     assert _prompt(db, cfg, "psycopg2 connection refused 5432", session="s2") == ""
     assert handle(event("SessionStart", session_id="s3", source="startup"), db, cfg) == ""
     assert db.execute("SELECT count(*) FROM usage").fetchone()[0] == 0
@@ -274,10 +274,10 @@ def test_trust_layer_that_cannot_be_imported_injects_nothing(db, cfg, monkeypatc
 
 
 def test_a_failing_sinking_check_injects_nothing(db, cfg, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    import memory_layer.outcomes as outcomes
+    import memory_layer.outcomes.rules as outcome_rules
 
     add(db, cfg, "psycopg2 connection refused on 5432: start docker compose db.")
-    monkeypatch.setattr(outcomes, "is_sinking", _boom)
+    monkeypatch.setattr(outcome_rules, "is_sinking", _boom)
     assert _prompt(db, cfg, "psycopg2 connection refused 5432") == ""
     assert handle(event("SessionStart", session_id="s2", source="startup"), db, cfg) == ""
     assert db.execute("SELECT count(*) FROM usage").fetchone()[0] == 0

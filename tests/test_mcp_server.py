@@ -14,10 +14,10 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
+from memory_layer.api import inbox
 from memory_layer.config import load_config
 from memory_layer.storage.db import open_db
 from memory_layer.storage.records import get_memory
-from memory_layer.trust import inbox
 from memory_layer.trust.facts import write
 
 EXPECTED_TOOLS = {"search", "read", "check", "propose", "report_outcome", "dispute"}
@@ -220,7 +220,7 @@ def test_plugin_mcp_json_runs_memory_layer_mcp():
 
 
 def test_a_proposal_reaches_agents_only_after_a_person_accepts_it(store):
-    from memory_layer.trust import decide
+    from memory_layer.api import decide
 
     async def steps(s: ClientSession) -> Any:
         query = {"query": "sentry release tagging"}
@@ -251,7 +251,7 @@ def test_a_proposal_reaches_agents_only_after_a_person_accepts_it(store):
 def test_read_never_returns_pending_or_rejected_text(store):
     """Audit t2: a proposed change's text reached other agents through provenance,
     while open, after rejection, and as the "old" side of a reviewer's revision."""
-    from memory_layer.trust import decide
+    from memory_layer.api import decide
 
     ids = store["ids"]
     made: dict[str, Any] = {}

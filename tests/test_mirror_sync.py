@@ -9,11 +9,12 @@ from pathlib import Path
 import git
 from click.testing import CliRunner
 
+from memory_layer.api import inbox
 from memory_layer.cli import cli
 from memory_layer.mirror import parse, sync
 from memory_layer.storage.records import get_memory
-from memory_layer.trust import agent_visible, inbox
 from memory_layer.trust.facts import write
+from memory_layer.trust.visibility import agent_visible
 
 
 def seed(db, cfg):

@@ -247,7 +247,8 @@ def test_mirror_keeps_an_edited_file_when_the_database_fails(
 
 
 def test_retire_then_restore_does_not_approve_a_pending_proposal(db: Any, cfg: Any) -> None:
-    from memory_layer.memories import forget, restore
+    from memory_layer.api import restore
+    from memory_layer.memories import forget
     from memory_layer.storage.records import get_memory
     from memory_layer.trust.verify import stamp_trusted_writes
     from memory_layer.trust.visibility import withheld_reason

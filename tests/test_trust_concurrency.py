@@ -9,8 +9,8 @@ import textwrap
 import time
 from pathlib import Path
 
+from memory_layer.api import inbox
 from memory_layer.storage.db import open_db
-from memory_layer.trust import inbox
 
 WORKERS = 4
 NOTES = 12

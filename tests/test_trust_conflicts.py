@@ -7,12 +7,13 @@ import copy
 import pytest
 from click.testing import CliRunner
 
+from memory_layer.api import decide, inbox
 from memory_layer.cli import cli
 from memory_layer.errors import InvalidInput
 from memory_layer.retrieval.search import Scope, recall
 from memory_layer.storage.records import get_memory, history
-from memory_layer.trust import agent_statuses, agent_visible, decide, flags, inbox
 from memory_layer.trust.facts import write
+from memory_layer.trust.visibility import agent_statuses, agent_visible, flags
 
 
 def fact(db, cfg, value, source, **kw):

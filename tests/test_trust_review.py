@@ -7,14 +7,14 @@ import json
 import pytest
 from click.testing import CliRunner
 
+from memory_layer.api import decide, inbox
 from memory_layer.cli import cli
 from memory_layer.errors import InvalidInput
 from memory_layer.retrieval.search import Scope, recall
 from memory_layer.storage.records import get_memory, history
-from memory_layer.trust import agent_visible, decide, inbox
 from memory_layer.trust.facts import write
 from memory_layer.trust.quality import propose_record
-from memory_layer.trust.visibility import text_checksum
+from memory_layer.trust.visibility import agent_visible, text_checksum
 
 
 def agent_recall(db, cfg, query):

@@ -10,10 +10,10 @@ import pytest
 from memory_layer.errors import ConfigError
 from memory_layer.models import iso, utcnow
 from memory_layer.storage.records import get_memory
-from memory_layer.trust import agent_visible, initial_status, withheld_reason
 from memory_layer.trust.facts import write
+from memory_layer.trust.policy import initial_status
 from memory_layer.trust.verify import stamp_trusted_writes, verify
-from memory_layer.trust.visibility import text_checksum
+from memory_layer.trust.visibility import agent_visible, text_checksum, withheld_reason
 
 
 def test_default_policy(cfg):
@@ -101,7 +101,7 @@ def test_stamp_trusted_writes_stamps_unstamped_active_records(db, cfg):
 
 
 def test_overdue_withhold_or_flag(db, cfg):
-    from memory_layer.trust import flags
+    from memory_layer.trust.visibility import flags
 
     memory = write(db, "Renew the TLS cert with certbot renew", config=cfg, source="cli").memory
     past = iso(utcnow() - timedelta(days=1))
@@ -112,7 +112,7 @@ def test_overdue_withhold_or_flag(db, cfg):
     flagging["trust"]["overdue"] = "flag"
     assert agent_visible(overdue, flagging)
     assert any("overdue" in f for f in flags(overdue, flagging))
-    from memory_layer.trust import inbox
+    from memory_layer.api import inbox
 
     [item] = inbox(db, config=cfg)
     assert (item["id"], item["kind"]) == (memory.id, "overdue")

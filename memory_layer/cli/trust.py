@@ -50,13 +50,10 @@ def review(ctx: click.Context, as_json: bool) -> None:
     """
     if ctx.invoked_subcommand is not None:
         return
-    from memory_layer.trust import inbox
-    from memory_layer.trust.verify import stamp_trusted_writes
+    from memory_layer.api import inbox
 
     cfg = config()
-    db = open_store()
-    stamp_trusted_writes(db, cfg)
-    items = inbox(db, config=cfg)
+    items = inbox(open_store(), config=cfg)
     if as_json:
         echo_json(items)
         return
@@ -79,8 +76,8 @@ def _decide(
     choose: str | None,
     as_json: bool,
 ) -> None:
+    from memory_layer.api import decide
     from memory_layer.cli.common import embedder_for
-    from memory_layer.trust import decide
 
     cfg = config()
     db = open_store()
@@ -188,8 +185,8 @@ def verify(memory_id: str, reason: str | None, as_json: bool) -> None:
     Example:
         memory-layer verify 3f2a --reason "re-checked against the deploy script"
     """
-    from memory_layer.trust.verify import verify as do_verify
-    from memory_layer.trust.visibility import withheld_reason
+    from memory_layer.api import agent_withheld_reason
+    from memory_layer.api import verify as do_verify
 
     cfg = config()
     db = open_store()
@@ -205,7 +202,7 @@ def verify(memory_id: str, reason: str | None, as_json: bool) -> None:
     if as_json:
         echo_json(memory.to_dict())
         return
-    still = withheld_reason(memory, cfg)
+    still = agent_withheld_reason(memory, cfg)
     click.echo(
         f"Verified {memory.id}; review by {memory.extra.get('review_by') or 'never'}."
         + (f" Still withheld: {still}." if still else "")

@@ -4,6 +4,9 @@ Protocol: a client connects to the Unix socket, sends one JSON line and reads
 one JSON line back. Requests:
 
 * ``{"op": "ping"}`` / ``{"op": "status"}`` / ``{"op": "stop"}``
+* ``{"op": "recall" | "remember", "request": {...}}``: a CLI command
+  (``memory_layer.requests``), answered with ``{"ok": true, "records": [...]}`` or
+  ``{"ok": false, "refused": true, "error": "..."}`` for input the CLI must reject
 * ``{"op": "hook", "event": {...}, "deadline": t}``: a hook event
   (``events.Event.to_dict``). SessionStart and UserPromptSubmit are answered
   with ``{"ok": true, "output": "..."}``; capture events are queued for the
@@ -41,6 +44,8 @@ from memory_layer.engine.client import info_path, socket_path
 from memory_layer.engine.lifecycle import lock_path
 
 MAX_REQUEST_BYTES = 16 * 1024 * 1024
+# Requests from `memory-layer` CLI processes (memory_layer.cli.fast).
+CLI_OPS = frozenset({"recall", "remember"})
 WORKER_NICE = 10
 
 
@@ -155,6 +160,8 @@ class Engine:
         if op == "stop":
             self.stopping.set()
             return {"ok": True, "stopping": True}, None
+        if op in CLI_OPS:
+            return self.cli_answer(op, message.get("request")), None
         if op != "hook":
             return {"ok": False, "error": f"unknown op {op!r}"}, None
         deadline = float(message.get("deadline") or 0) or time.time() + 60
@@ -172,6 +179,57 @@ class Engine:
             reply.commit()
         job = ("deferred", event) if event.name == "SessionStart" else None
         return {"ok": True, "output": reply.output}, job
+
+    def cli_answer(self, op: str, wire: Any) -> dict[str, Any]:
+        """`memory-layer recall` / `remember` for a CLI process, with the warm model: the
+        same use case the CLI would run itself (``api.recall_records`` /
+        ``api.remember_record``). A refusal (bad input, a locked or damaged store) is
+        the CLI's message to print; anything else lets the CLI answer by itself."""
+        import sqlite3
+
+        from memory_layer import api
+        from memory_layer.errors import MemoryLayerError
+        from memory_layer.paths import db_path
+        from memory_layer.requests import RecallRequest, RememberRequest
+        from memory_layer.storage.db import explain_error, store_trouble
+
+        config = self.current_config()
+        try:
+            with self.query_lock:
+                if op == "recall":
+                    recall = RecallRequest.from_wire(wire)
+                    records = api.recall_records(
+                        self.query_conn, recall, config=config, embedder=self.embedder
+                    )
+                    wanted_model = not recall.keyword_only
+                else:
+                    remember = RememberRequest.from_wire(wire)
+                    records = [
+                        api.remember_record(
+                            self.query_conn, remember, config=config, embedder=self.embedder
+                        )
+                    ]
+                    wanted_model = True
+        except MemoryLayerError as exc:
+            return {"ok": False, "refused": True, "error": str(exc)}
+        except sqlite3.DatabaseError as exc:
+            if not store_trouble(exc):
+                raise
+            return {"ok": False, "refused": True, "error": str(explain_error(exc, db_path()))}
+        notices = []
+        if wanted_model and self.embedder is None and config["embedding"]["enabled"]:
+            from memory_layer.embed import embedder_status
+
+            notices.append(
+                "Keyword-only: the embedding model did not load "
+                f"({embedder_status(config).reason}). `memory-layer doctor` says more."
+            )
+        return {
+            "ok": True,
+            "records": records,
+            "notices": notices,
+            "common_share": float(config["retrieval"]["vector_common_share"]),
+        }
 
     def serve_connection(self, conn: socket.socket) -> None:
         try:

@@ -32,16 +32,6 @@ EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
 TASK_TOOLS = frozenset({"TaskCreate", "TaskUpdate"})
 
 
-def initial_status(source: str, config: dict[str, Any]) -> str:
-    """The trust policy decides whether captured memories wait for review.
-
-    No fallback: if the policy cannot say, nothing is stored (the hook logs the
-    failure and exits 0) rather than storing records active that should wait."""
-    from memory_layer.trust.policy import initial_status as policy_status
-
-    return str(policy_status(source, config))
-
-
 def store_candidates(
     conn: sqlite3.Connection,
     candidates: list[Candidate],
@@ -52,18 +42,22 @@ def store_candidates(
     embedder: Any,
     now: datetime,
 ) -> list[str]:
-    """``remember`` each confident candidate; returns the ids created or reinforced."""
+    """``remember`` each confident candidate; returns the ids created or reinforced.
+
+    Through the one write path: the trust policy decides whether captured memories
+    wait for review, and an active capture is stamped like any other trusted write.
+    No fallback: if the policy cannot say (a broken trust setting), nothing is stored
+    (logged, the hook exits 0) rather than storing records active that should wait."""
+    from memory_layer import api
     from memory_layer.errors import MemoryLayerError
-    from memory_layer.memories import remember
 
     floor = float(config["hooks"]["min_capture_confidence"])
-    status = initial_status(source, config)
     ids: list[str] = []
     for cand in candidates:
         if cand.confidence < floor:
             continue
         try:
-            result = remember(
+            result = api.remember(
                 conn,
                 cand.text,
                 config=config,
@@ -71,7 +65,6 @@ def store_candidates(
                 project=project,
                 source=source,
                 confidence=cand.confidence,
-                status=status,
                 embedder=embedder,
                 now=now,
             )

@@ -79,12 +79,12 @@ class Gate:
         self.statuses: tuple[str, ...] = ("active",)
         try:
             # Imported here, not at module level: only query hooks need them.
-            from memory_layer.outcomes import is_proven, is_sinking
-            from memory_layer.trust.visibility import agent_statuses, agent_visible, flags
+            from memory_layer import api
+            from memory_layer.outcomes.rules import is_proven
+            from memory_layer.trust.visibility import agent_statuses
 
-            self._agent_visible = agent_visible
-            self._flags = flags
-            self._is_sinking = is_sinking
+            self._withheld = api.agent_withheld_reason
+            self._flags = api.agent_flags
             self._is_proven = is_proven
             self.statuses = tuple(agent_statuses(config))
         except Exception as exc:
@@ -96,14 +96,12 @@ class Gate:
         self.failed = True
 
     def visible(self, memory: Memory) -> bool:
-        """Neither withheld (trust) nor sinking (at or below ``outcomes.floor``)."""
+        """What every door lets an agent see (``api.agent_withheld_reason``): neither
+        withheld by the trust layer nor sinking."""
         if self.failed:
             return False
         try:
-            return bool(
-                self._agent_visible(memory, self.config)
-                and not self._is_sinking(memory, self.config)
-            )
+            return self._withheld(memory, self.config) is None
         except Exception as exc:
             self._fail(f"trust/outcomes filter failed on {memory.id}", exc)
             return False

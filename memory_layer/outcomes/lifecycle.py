@@ -501,3 +501,29 @@ def rejudge_turn(
                     )
                 )
     return results
+
+
+# An agent's direct report on a memory counts once per memory per this many hours: one
+# agent repeating "it failed" must not be able to sink (and so withdraw) a memory the
+# user approved. Reports on a task are bounded already: each task credits a memory once.
+AGENT_REPORT_HOURS = 24
+
+
+def check_agent_report(db: Conn, memory_id: str, source: str) -> None:
+    """Refuse a second direct report by ``source`` on ``memory_id`` within the window."""
+    from datetime import timedelta
+
+    from memory_layer.models import iso, utcnow
+
+    since = iso(utcnow() - timedelta(hours=AGENT_REPORT_HOURS))
+    earlier = credits_where(
+        db,
+        "memory_id = ? AND source = ? AND task_id IS NULL AND reversed_at IS NULL AND at >= ?",
+        [memory_id, source, since],
+    )
+    if earlier:
+        raise InvalidInput(
+            f"You already reported on memory {memory_id} at {earlier[-1]['at'][:19]}; an "
+            f"agent's report on a memory counts once per {AGENT_REPORT_HOURS} hours. Report "
+            "the outcome of the task you used it in (task_id) instead, or tell the user."
+        )

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from memory_layer.errors import DatabaseError
@@ -44,6 +46,17 @@ def explain_error(exc: sqlite3.Error, path: Path | str) -> DatabaseError:
             "or point MEMORY_LAYER_HOME at another directory."
         )
     return DatabaseError(f"Cannot use {path}: {message}")
+
+
+@contextmanager
+def brief_wait(conn: sqlite3.Connection, ms: int) -> Iterator[None]:
+    """Wait at most ``ms`` for another writer, for bookkeeping writes that may be
+    skipped: a reader must not stall for the full busy timeout behind a long write."""
+    conn.execute(f"PRAGMA busy_timeout = {int(ms)}")
+    try:
+        yield
+    finally:
+        conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_MS)}")
 
 
 def _connect(path: Path) -> sqlite3.Connection:

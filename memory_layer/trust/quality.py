@@ -18,8 +18,7 @@ from memory_layer.storage.conn import Conn
 from memory_layer.storage.records import memories_where, transaction
 from memory_layer.storage.textindex import normalise_for_hash
 from memory_layer.trust.facts import clean_fact, fact_candidates, write
-from memory_layer.trust.views import agent_withheld_reason
-from memory_layer.trust.visibility import ACTIVE, CONFLICT, PENDING
+from memory_layer.trust.visibility import ACTIVE, CONFLICT, PENDING, agent_withheld_reason
 
 # Something a future reader can act on: a number, path, flag, command, identifier
 # or error code. A draft with none of these and a hedge word is rarely useful.

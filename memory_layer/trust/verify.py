@@ -10,7 +10,6 @@ before then, so an unstamped record is always its original text.
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Any
 
 from memory_layer.errors import InvalidInput
 from memory_layer.models import Memory, iso, parse_time, utcnow
@@ -24,6 +23,13 @@ from memory_layer.trust.visibility import (
     edited_since_verification,
     text_checksum,
 )
+
+# typing costs ~3 ms to import and is needed here only by type checkers (annotations
+# are strings at run time), so the hook path (captures are written through here) never
+# imports it.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def review_by_for(category: str, config: dict[str, Any], approved_at: datetime) -> str | None:

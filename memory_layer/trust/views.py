@@ -1,6 +1,7 @@
 """What people and agents are told about a record: lines for `memory-layer show` and
 the dashboard (why it is withheld, who approved it, its open proposals), and the
-agent-facing withholding predicate and provenance the MCP tools use."""
+provenance the MCP tools show agents (the withholding predicate itself is
+``visibility.agent_withheld_reason``)."""
 
 from __future__ import annotations
 
@@ -12,13 +13,13 @@ from memory_layer.models import Memory
 from memory_layer.storage.conn import Conn, raw
 from memory_layer.storage.records import Operation
 from memory_layer.trust.policy import initial_status
-from memory_layer.trust.visibility import ACTIVE, flags, withheld_reason
+from memory_layer.trust.visibility import ACTIVE, agent_withheld_reason, flags
 
 
 def trust_notes(db: Conn, memory: Memory) -> list[str]:
     config = load_config()
     notes: list[str] = []
-    reason = withheld_reason(memory, config)
+    reason = agent_withheld_reason(memory, config)
     notes.append(f"withheld from agents: {reason}" if reason else "visible to agents")
     notes.extend(flags(memory, config))
     extra = memory.extra
@@ -38,19 +39,6 @@ def trust_notes(db: Conn, memory: Memory) -> list[str]:
     ):
         notes.append(f"change proposed by {source}: `memory-layer review` item {proposal_id}")
     return notes
-
-
-def agent_withheld_reason(memory: Memory, config: dict[str, Any]) -> str | None:
-    """Why an agent must not receive this record's value: the trust layer's reasons, or
-    sinking (at or below ``outcomes.floor``), which the hooks and `memory-layer recall`
-    withhold too. Every MCP tool that hands out a value (``search``, ``read``, ``check``)
-    asks this one question, so no tool leaks what another withholds."""
-    from memory_layer.outcomes import is_sinking
-
-    reason = withheld_reason(memory, config)
-    if reason is None and is_sinking(memory, config):
-        reason = f"sinking (outcome {memory.outcome_score:+.2f} at or below outcomes.floor)"
-    return reason
 
 
 def _changed_fields(op: Operation) -> list[str]:

@@ -1,8 +1,8 @@
 """The one predicate deciding what agents may see.
 
 Hooks (injection), MCP search and anything else that hands memories to an agent
-call ``agent_visible``; the CLI and dashboard show everything, with
-``withheld_reason`` saying why a record is held back. This runs once per recall
+call ``agent_withheld_reason`` (through ``memory_layer.api``); the CLI and dashboard
+show everything, with that reason saying why a record is held back. This runs once per recall
 candidate on the hook hot path, so it imports nothing heavy and touches no
 database: everything it needs is on the ``Memory`` row.
 """
@@ -90,8 +90,26 @@ def withheld_reason(
     return None
 
 
+def agent_withheld_reason(
+    memory: Memory, config: dict[str, Any], now: datetime | None = None
+) -> str | None:
+    """Why an agent must not receive this record, or None: the trust layer's reasons, or
+    sinking (at or below ``outcomes.floor``). This is the one question every door that
+    hands a record to an agent asks (hook injection, MCP search/read/check, recall for
+    the agent audience, the dashboard's standing line), so none leaks what another
+    withholds."""
+    reason = withheld_reason(memory, config, now)
+    if reason is None:
+        # Imported here: most calls stop at the trust reasons above.
+        from memory_layer.outcomes.rules import is_sinking
+
+        if is_sinking(memory, config):
+            reason = f"sinking (outcome {memory.outcome_score:+.2f} at or below outcomes.floor)"
+    return reason
+
+
 def agent_visible(memory: Memory, config: dict[str, Any], now: datetime | None = None) -> bool:
-    return withheld_reason(memory, config, now) is None
+    return agent_withheld_reason(memory, config, now) is None
 
 
 def agent_statuses(config: dict[str, Any]) -> tuple[str, ...]:

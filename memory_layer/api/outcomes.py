@@ -1,0 +1,55 @@
+"""Outcomes: reports that a memory or a task worked or failed."""
+
+from __future__ import annotations
+
+from memory_layer.api.reading import agent_withheld_reason
+from memory_layer.api.writing import is_proposal
+from memory_layer.errors import InvalidInput
+
+# typing costs ~3 ms to import and is needed here only by type checkers (annotations
+# are strings at run time), so the hook path never imports it.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from memory_layer.storage.conn import Conn
+
+
+
+def report_outcome(
+    db: Conn,
+    *,
+    worked: bool,
+    source: str,
+    config: dict[str, Any],
+    memory_id: str | None = None,
+    task_id: str | None = None,
+    project: str | None = None,
+    reason: str | None = None,
+) -> Any:
+    """A report that a memory (``memory_id``) or a task (``task_id``) worked or failed.
+
+    From an agent (``mcp:*``), a report on a memory must be about one it could have
+    been shown, and counts once per memory per ``outcomes.AGENT_REPORT_HOURS``: one
+    agent repeating "it failed" must not sink a memory a person approved.
+    """
+    from memory_layer.outcomes import memory_feedback, record_outcome
+    from memory_layer.storage.records import get_memory
+
+    if bool(memory_id) == bool(task_id):
+        raise InvalidInput("Give exactly one of memory_id (a memory you used) or task_id.")
+    if task_id:
+        return record_outcome(
+            db, str(task_id), worked, source=source, actor=source, project=project
+        )
+    memory = get_memory(db, str(memory_id))
+    if is_proposal(source):
+        from memory_layer.outcomes.lifecycle import check_agent_report
+
+        if agent_withheld_reason(memory, config) is not None:
+            # An agent cannot have used what it was never shown.
+            raise InvalidInput(f"Memory {memory.id} is not available to agents.")
+        check_agent_report(db, memory.id, source)
+    return memory_feedback(
+        db, memory.id, worked, actor=source, source=source, reason=reason, config=config
+    )

@@ -1,0 +1,251 @@
+"""Writing: remember (direct, captured, proposed), edit, forget, restore, purge."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from memory_layer.errors import InvalidInput
+
+# typing costs ~3 ms to import and is needed here only by type checkers (annotations
+# are strings at run time), so the hook path never imports it.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from datetime import datetime
+    from typing import Any
+
+    from memory_layer.models import Memory
+    from memory_layer.requests import RememberRequest
+    from memory_layer.storage.conn import Conn
+
+
+
+@dataclass(frozen=True)
+class Remembered:
+    """What a write did. ``outcome`` is one of:
+
+    - ``new``: a record was stored (active, pending or a conflict candidate, as the trust
+      policy decided for the source);
+    - ``reinforced``: the same thing was said again and the existing record counted it;
+    - ``duplicate``: a proposal repeating a record that exists; nothing changed;
+    - ``change``: a proposed change to ``memory``, queued for review (``item_id``).
+    """
+
+    memory: Memory
+    outcome: str
+    created: bool  # a new record or a new inbox item; False when nothing was added
+    similarity: float | None = None
+    item_id: str | None = None
+    redacted: bool = False
+    note: str = ""
+
+
+def is_proposal(source: str) -> bool:
+    """Agents over MCP only ever propose (trust.policy): their writes go to review."""
+    from memory_layer.trust.policy import source_kind
+
+    return source_kind(source) == "mcp"
+
+
+def check_memory_input(
+    text: str,
+    *,
+    config: dict[str, Any],
+    category: str = "general",
+    tags: Any = None,
+    confidence: float | None = None,
+) -> str:
+    """Validate a write before anything slow (the embedding model) is loaded; returns
+    the text as it would be checked. Raises ``InvalidInput`` with how to fix it."""
+    from memory_layer.memories import check_confidence, check_text, clean_tags
+    from memory_layer.models import check_category
+
+    checked = check_text(text, int(config["remember"]["max_chars"]))
+    check_category(category)
+    clean_tags(tags)
+    if confidence is not None:
+        check_confidence(confidence)
+    return checked
+
+
+def remember(
+    db: Conn,
+    text: str,
+    *,
+    config: dict[str, Any],
+    source: str = "cli",
+    category: str = "general",
+    project: str | None = None,
+    tags: Any = None,
+    confidence: float | None = None,
+    scene: str | None = None,
+    subject: str | None = None,
+    key: str | None = None,
+    reason: str | None = None,
+    change_of: str | None = None,
+    embedder: Any = None,
+    now: datetime | None = None,
+) -> Remembered:
+    """Store what ``source`` says, under the trust policy: direct writes (the CLI,
+    ``/remember``, the dashboard, the mirror), captured ones (``hook:*``) and proposals
+    (``mcp:*``, or ``change_of`` a record) all come here.
+
+    The policy decides the status; a record written active is stamped (approver,
+    review-by date, checksum) in the same transaction, so every door's writes carry
+    the same stamp; a structured fact (``subject`` + ``key``) written with a different
+    value becomes a conflict instead of overwriting.
+    """
+    if change_of or is_proposal(source):
+        return _propose(
+            db,
+            text,
+            config=config,
+            source=source,
+            category=category,
+            project=project,
+            tags=tags,
+            scene=scene,
+            subject=subject,
+            key=key,
+            reason=reason,
+            change_of=change_of,
+            embedder=embedder,
+        )
+    from memory_layer.trust.facts import write
+
+    result = write(
+        db,
+        text,
+        config=config,
+        source=source,
+        category=category,
+        project=project,
+        tags=tags,
+        confidence=confidence,
+        scene=scene,
+        subject=subject,
+        key=key,
+        embedder=embedder,
+        now=now,
+    )
+    return Remembered(
+        result.memory,
+        "new" if result.created else "reinforced",
+        result.created,
+        similarity=result.similarity,
+        redacted=result.memory.text != text.replace("\x00", "").strip(),
+    )
+
+
+def _propose(db: Conn, text: str, *, change_of: str | None, **fields: Any) -> Remembered:
+    from memory_layer.storage.records import get_memory
+    from memory_layer.trust.quality import propose_record
+
+    done = propose_record(db, text, memory_id=change_of, **fields)
+    memory = get_memory(db, done["memory_id"])
+    outcome = {"new": "new", "duplicate": "duplicate", "change": "change"}[done["kind"]]
+    return Remembered(
+        memory,
+        outcome,
+        bool(done["created"]),
+        item_id=done["item_id"],
+        redacted=bool(done.get("redacted")),
+        note=done["note"],
+    )
+
+
+def edit(
+    db: Conn,
+    memory_id: str,
+    *,
+    config: dict[str, Any],
+    actor: str,
+    text: str | None = None,
+    category: str | None = None,
+    tags: Any = None,
+    confidence: float | None = None,
+    embedder: Any = None,
+) -> Memory:
+    """Change a record (the operations log keeps the old values). A new text written
+    by a source the trust policy trusts is vouched for as that source's own write; a
+    tags- or confidence-only change vouches for nothing, so a text waiting for review
+    stays withheld until someone reviews it."""
+    from memory_layer.memories import edit as change
+    from memory_layer.storage.records import transaction
+    from memory_layer.trust.verify import verify_if_trusted
+
+    with transaction(db):
+        memory = change(
+            db,
+            memory_id,
+            config=config,
+            actor=actor,
+            text=text,
+            category=category,
+            tags=tags,
+            confidence=confidence,
+            embedder=embedder,
+        )
+        if text is not None:
+            memory = verify_if_trusted(db, memory.id, source=actor, config=config)
+    return memory
+
+
+def forget(db: Conn, memory_id: str, *, actor: str = "cli", reason: str | None = None) -> Memory:
+    """Retire a record: withheld everywhere, restorable."""
+    from memory_layer.memories import forget as retire
+
+    return retire(db, memory_id, actor=actor, reason=reason)
+
+
+def restore(db: Conn, memory_id: str, *, actor: str = "cli", reason: str | None = None) -> Memory:
+    """Make a withheld record active again; a fact's value comes back only through
+    conflict resolution, never as a second truth."""
+    from memory_layer.memories import ACTIVE, set_status
+    from memory_layer.storage.records import get_memory, transaction
+    from memory_layer.trust.facts import check_restorable
+
+    with transaction(db):
+        current = get_memory(db, memory_id)
+        if current.status == ACTIVE:
+            raise InvalidInput(f"Memory {current.id} is already active.")
+        check_restorable(db, current)
+        return set_status(db, current.id, ACTIVE, actor=actor, reason=reason, action="restore")
+
+
+def purge(db: Conn, memory_id: str, *, actor: str, reason: str | None = None) -> Memory:
+    """Delete a record for good (the operations log keeps what it was)."""
+    from memory_layer.storage.records import delete_memory
+
+    return delete_memory(db, memory_id, actor=actor, context={"reason": reason} if reason else None)
+
+
+def remember_record(
+    db: Conn, request: RememberRequest, *, config: dict[str, Any], embedder: Any
+) -> dict[str, Any]:
+    """`memory-layer remember` whichever process answers it (the CLI itself or the warm
+    engine): the stored (or reinforced) record with what happened to it."""
+    from memory_layer.project import project_for
+
+    if request.is_global and request.project:
+        raise InvalidInput("Use either --project or --global, not both.")
+    done = remember(
+        db,
+        request.text,
+        config=config,
+        source=request.source,
+        category=request.category,
+        project=None if request.is_global else request.project or project_for(request.cwd),
+        tags=list(request.tags),
+        confidence=request.confidence,
+        scene=request.scene,
+        subject=request.subject,
+        key=request.key,
+        embedder=embedder,
+    )
+    return {
+        **done.memory.to_dict(),
+        "created": done.created,
+        "outcome": done.outcome,
+        "similarity": done.similarity,
+        "redacted": done.redacted,
+    }

@@ -1,0 +1,101 @@
+"""How `recall` and `remember` print, from the records the use cases return.
+
+The same records come from the CLI's own process or from the warm engine, so this
+module is the only formatting of them, and it imports nothing slow (no click): the
+CLI's fast path prints through it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+# typing costs ~3 ms to import and is needed here only by type checkers (annotations
+# are strings at run time), so the CLI's fast path never imports it.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+# Terminal escapes and bidirectional-override characters in stored text (an agent's
+# proposal, say) could make a line read differently from what is stored: show them as
+# visible escapes instead.
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+TEXT_WIDTH = 160
+
+
+def short(text: str, width: int = 100) -> str:
+    flat = _UNSAFE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", " ".join(text.split()))
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def as_json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, indent=2, default=str)
+
+
+def _explain_lines(record: dict[str, Any]) -> list[str]:
+    s = record["scores"]
+    e = record["explain"]
+    vector = "n/a" if e["vector"] is None else f"{e['vector']:.3f}"
+    weighted = " + ".join(f"{k} {v:.3f}" for k, v in e["weighted"].items())
+    return [
+        f"   similarity {s['similarity']:.3f} (keyword {e['keyword']:.3f}, vector {vector}) "
+        f"· outcome {s['outcome']:.3f} · recency {s['recency']:.3f} (age {e['age_days']:.1f}d) "
+        f"· frequency {s['frequency']:.3f} · confidence {s['confidence']:.3f}",
+        f"   = ({weighted}) = {e['base']:.3f} × boost {s['boost']:.2f} "
+        f"[{e['boost_reason']}] = {record['score']:.3f}",
+    ]
+
+
+def recall_lines(
+    records: list[dict[str, Any]], *, explain: bool, common_share: float | None
+) -> list[str]:
+    """The human-readable recall output (stdout), best first."""
+    lines: list[str] = []
+    left_out = records[0]["explain"].get("vector_query_left_out") if records else None
+    if explain and left_out:
+        share = f"{common_share:.0%}" if common_share is not None else "a share"
+        lines.append(
+            f"Left out of the embedded query (in over {share} of the searched memories; "
+            f"keywords still use them): {', '.join(left_out)}"
+        )
+    for rank, record in enumerate(records, 1):
+        where = record.get("project") or "global"
+        lines.append(f"{rank}. [{record['category']}] {short(record['text'], TEXT_WIDTH)}")
+        lines.append(f"   id {record['id']} · {where} · score {record['score']:.3f}")
+        if explain:
+            lines.extend(_explain_lines(record))
+        if record.get("withheld"):
+            lines.append(f"   withheld from agents: {record['withheld']}")
+        if record.get("sinking"):
+            lines.append(
+                f"   sinking: outcome {record['outcome_score']:+.2f}, withheld from injection "
+                f"(`memory-layer outcome --memory {record['id']} --restore`)"
+            )
+    return lines
+
+
+def remember_notices(record: dict[str, Any]) -> list[str]:
+    """What `remember` says on stderr about the write (in both output modes, so `--json`
+    output stays parseable)."""
+    notices: list[str] = []
+    if record.get("redacted"):
+        notices.append(
+            "Secrets or <private> parts were replaced before storing (see `memory-layer show "
+            f"{record['id']}`)."
+        )
+    if record["status"] == "conflict":
+        notices.append(
+            "Another source recorded a different value for this fact: both are now "
+            "candidates until you choose one (`memory-layer review`)."
+        )
+    elif record["status"] != "active":
+        notices.append(
+            f"Stored as {record['status']}: agents do not see it until it is reviewed "
+            "(`memory-layer review`)."
+        )
+    if not record["created"]:
+        notices.append(
+            f"Reinforced existing memory {record['id']} instead of adding a copy "
+            f"(now used {record['use_count']}x)."
+        )
+    return notices

@@ -1,0 +1,144 @@
+"""Recall and remember requests, parsed once at the door that received them.
+
+The CLI builds them from its options; the warm engine rebuilds them from the JSON
+line the CLI sent (``from_wire``), checking every field's type, so the use case gets
+the same frozen value whichever way the request arrived. Cheap to import: the CLI's
+fast path loads this and the engine client only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+
+from memory_layer.errors import InvalidInput
+
+# typing costs ~3 ms to import and is needed here only by type checkers (annotations
+# are strings at run time), so the CLI's fast path never imports it.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+# The environment variable that tells `memory-layer recall` which Claude Code session
+# runs it: the SessionStart hook writes it into CLAUDE_ENV_FILE, so every Bash command
+# of that session (the skill, `/recall`) carries it (docs/hooks.md).
+SESSION_ENV = "MEMORY_LAYER_SESSION_ID"
+# Longer than any real session id (Claude Code's are UUIDs), short enough to log.
+MAX_SESSION_CHARS = 200
+
+
+def _check_types(cls: type, data: Any) -> dict[str, Any]:
+    if not isinstance(data, dict):
+        raise InvalidInput(f"A {cls.__name__} must be a JSON object.")
+    known = {f.name: f for f in fields(cls)}
+    unknown = sorted(set(data) - set(known))
+    if unknown:
+        raise InvalidInput(f"Unknown {cls.__name__} field(s): {', '.join(unknown)}.")
+    for name, value in data.items():
+        wanted = _TYPES[cls.__name__][name]
+        if value is not None and not isinstance(value, wanted):
+            raise InvalidInput(f"{cls.__name__}.{name} has the wrong type ({value!r}).")
+        if isinstance(value, bool) and wanted is int:
+            raise InvalidInput(f"{cls.__name__}.{name} must be a number, not {value!r}.")
+    return data
+
+
+def clean_session(value: str | None) -> str | None:
+    """A session id from the environment or ``--session``: None when absent or blank."""
+    value = (value or "").strip()
+    if not value:
+        return None
+    if len(value) > MAX_SESSION_CHARS or not value.isprintable():
+        raise InvalidInput(
+            f"The session id {value[:40]!r} is not a Claude Code session id; leave "
+            f"--session out (or unset {SESSION_ENV})."
+        )
+    return value
+
+
+@dataclass(frozen=True)
+class RecallRequest:
+    """`memory-layer recall`: what to find, where, and for whom."""
+
+    query: str
+    limit: int | None = None  # None: retrieval.default_limit
+    project: str | None = None  # None: the project of ``cwd``
+    cwd: str | None = None
+    all_projects: bool = False
+    no_global: bool = False
+    category: str | None = None
+    scene: str | None = None
+    keyword_only: bool = False
+    include_sinking: bool = False
+    audience: str = "person"
+    session_id: str | None = None
+
+    @classmethod
+    def from_wire(cls, data: Any) -> RecallRequest:
+        return cls(**_check_types(cls, data))
+
+    def to_wire(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class RememberRequest:
+    """`memory-layer remember`: the text and everything said about it."""
+
+    text: str
+    category: str = "general"
+    project: str | None = None
+    cwd: str | None = None
+    is_global: bool = False
+    tags: tuple[str, ...] = ()
+    source: str = "cli"
+    confidence: float | None = None
+    scene: str | None = None
+    subject: str | None = None
+    key: str | None = None
+
+    @classmethod
+    def from_wire(cls, data: Any) -> RememberRequest:
+        data = dict(_check_types(cls, data))
+        tags = data.get("tags") or ()
+        if not all(isinstance(tag, str) for tag in tags):
+            raise InvalidInput("RememberRequest.tags must be strings.")
+        data["tags"] = tuple(tags)
+        if isinstance(data.get("confidence"), int):
+            data["confidence"] = float(data["confidence"])
+        return cls(**data)
+
+    def to_wire(self) -> dict[str, Any]:
+        wire = asdict(self)
+        wire["tags"] = list(self.tags)
+        return wire
+
+
+_TYPES: dict[str, dict[str, type | tuple[type, ...]]] = {
+    "RecallRequest": {
+        "query": str,
+        "limit": int,
+        "project": str,
+        "cwd": str,
+        "all_projects": bool,
+        "no_global": bool,
+        "category": str,
+        "scene": str,
+        "keyword_only": bool,
+        "include_sinking": bool,
+        "audience": str,
+        "session_id": str,
+    },
+    "RememberRequest": {
+        "text": str,
+        "category": str,
+        "project": str,
+        "cwd": str,
+        "is_global": bool,
+        "tags": (list, tuple),
+        "source": str,
+        "confidence": (int, float),
+        "scene": str,
+        "subject": str,
+        "key": str,
+    },
+}
