@@ -271,11 +271,11 @@ def test_detail_explains_the_filtered_lists_score(client, db, cfg):
 def test_outcome_histogram_counts_only_judged_memories(client, db, cfg):
     """Audit: every never-judged memory (score 0.0) landed in the "+0.0 to +0.2" bar."""
     from memory_layer.outcomes import memory_feedback
-    from memory_layer.web import data
+    from memory_layer.storage.records import judged_outcome_scores
 
     judged = make(db, cfg, "Run the migrations before the tests")
     for n in range(3):
         make(db, cfg, f"unjudged note {n}")
     memory_feedback(db, judged, True, actor="me", source="cli")
-    assert data.outcome_scores(db) == [pytest.approx(0.2)]
+    assert judged_outcome_scores(db) == [pytest.approx(0.2)]
     assert "judged by a task (1; the others have none yet)" in page(client, "/")

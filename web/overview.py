@@ -8,12 +8,15 @@ from flask import Blueprint, render_template
 
 from memory_layer.config import load_config
 from memory_layer.listing import stats, summarise
-from memory_layer.storage.records import memories_where
-from memory_layer.web import charts, data
+from memory_layer.storage.records import judged_outcome_scores, memories_where, recent_operations
+from memory_layer.web import charts
 from memory_layer.web.app import db
 from memory_layer.web.learning import learning
 
 bp = Blueprint("overview", __name__)
+
+# How many of the latest operations the overview lists under "recent activity".
+RECENT_ACTIVITY = 25
 
 
 def _top(counts: dict[str, int], n: int = 12) -> list[tuple[str, float]]:
@@ -32,12 +35,12 @@ def index() -> str:
         "status": charts.bars(_top(info["by_status"]), title="Memories by status"),
         "project": charts.bars(_top(info["by_project"]), title="Memories by project"),
         "outcomes": charts.histogram(
-            data.outcome_scores(conn),
+            judged_outcome_scores(conn),
             title=f"Outcome scores of active memories judged by a task "
             f"({info['outcomes']['judged']}; the others have none yet)",
         ),
     }
-    activity = data.recent_operations(conn, 25)
+    activity = recent_operations(conn, RECENT_ACTIVITY)
     ids = sorted({op.memory_id for op in activity if op.memory_id})
     placeholders = ", ".join("?" for _ in ids) or "NULL"
     texts = {m.id: m.text for m in memories_where(conn, f"memories.id IN ({placeholders})", ids)}

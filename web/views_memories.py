@@ -15,7 +15,7 @@ from memory_layer.models import CATEGORIES, Memory
 from memory_layer.retrieval.scoring import Scored
 from memory_layer.retrieval.search import Scope, recall
 from memory_layer.storage.records import get_memory
-from memory_layer.web import data
+from memory_layer.storage.usage import usage_history
 from memory_layer.web.app import db, embedder
 from memory_layer.web.forms import page_number
 from memory_layer.web.optional import feature
@@ -25,6 +25,8 @@ bp = Blueprint("memories", __name__)
 PER_PAGE = 25
 # Re-sorting search results by another key ranks at most this many matches.
 SORTED_SEARCH_CAP = 500
+# The detail page lists this many of the latest times a memory was shown to an agent.
+USAGE_HISTORY_ROWS = 100
 
 
 @dataclass(frozen=True)
@@ -243,7 +245,7 @@ def detail(memory_id: str) -> str:
         scope_args={k: v for k, v in query.link_args().items() if k != "q"},
         scored=explain_for(conn, memory, query) if query.q else None,
         weights=load_config()["weights"],
-        usage=data.usage_history(conn, memory.id),
+        usage=usage_history(conn, memory.id, USAGE_HISTORY_ROWS),
         outcomes=outcomes.module.memory_outcomes(conn, memory.id) if outcomes.ok else None,
         outcomes_missing=outcomes.missing,
         categories=CATEGORIES,

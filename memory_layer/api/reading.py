@@ -28,8 +28,6 @@ AUDIENCES = (PERSON, AGENT)
 # running `memory-layer recall` (`/recall`, the skill), or by an MCP search. Outcome
 # credit treats them alike: each is a usage row in the agent's session.
 SURFACE_KINDS = ("injected", "session_start", "recalled", "mcp_search")
-# Stored queries are for attribution and the dashboard, not a second copy of a prompt.
-MAX_LOGGED_QUERY = 500
 # How long recording a surfacing may wait for another writer before it is skipped.
 SURFACING_WAIT_MS = 250
 
@@ -165,7 +163,6 @@ def record_surfacing(
     import sqlite3
 
     from memory_layer.activity import record_usage
-    from memory_layer.capture.privacy import clean
     from memory_layer.models import iso, utcnow
     from memory_layer.storage.conn import raw
     from memory_layer.storage.db import brief_wait, is_locked
@@ -185,8 +182,7 @@ def record_surfacing(
                 session_id=session_id,
                 project=project,
                 kind=kind,
-                # Stored for attribution: cleaned like every text that lands in the store.
-                query=clean(query)[:MAX_LOGGED_QUERY] if query else None,
+                query=query,  # cleaned and bounded where it is stored (activity)
                 at=iso(now or utcnow()),
             )
     except sqlite3.OperationalError as exc:

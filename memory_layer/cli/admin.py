@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sqlite3
 import sys
 from typing import Any
 
@@ -40,19 +39,19 @@ def run_checks() -> list[dict[str, Any]]:
         return True, f"{config_path()} " + ("(valid)" if config_path().exists() else "(defaults)")
 
     def database() -> tuple[bool, str]:
-        from memory_layer.storage.db import open_db
+        from memory_layer.storage.db import health, open_db
+        from memory_layer.storage.records import total_memories
 
         conn = open_db()
-        result = conn.execute("PRAGMA quick_check").fetchone()[0]
-        mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
-        count = conn.execute("SELECT count(*) FROM memories").fetchone()[0]
+        result, mode = health(conn)
+        count = total_memories(conn)
         perms = oct(db_path().stat().st_mode & 0o777)
         return result == "ok", f"{db_path()}: {count} memories, {mode}, mode {perms}, {result}"
 
     def fts() -> tuple[bool, str]:
-        conn = sqlite3.connect(":memory:")
-        conn.execute("CREATE VIRTUAL TABLE t USING fts5(x, tokenize='porter unicode61')")
-        return True, f"SQLite {sqlite3.sqlite_version} with FTS5"
+        from memory_layer.storage.db import fts5_available
+
+        return True, f"SQLite {fts5_available()} with FTS5"
 
     def embeddings() -> tuple[bool, str]:
         from memory_layer.embed import embedder_status
@@ -67,11 +66,9 @@ def run_checks() -> list[dict[str, Any]]:
 
     def vectors() -> tuple[bool, str]:
         from memory_layer.storage.db import open_db
+        from memory_layer.storage.records import unembedded_count
 
-        conn = open_db()
-        missing = conn.execute("SELECT count(*) FROM memories WHERE embedding IS NULL").fetchone()[
-            0
-        ]
+        missing = unembedded_count(open_db())
         if missing:
             return False, f"{missing} memories have no vector; run `memory-layer index`."
         return True, "every memory has a vector"

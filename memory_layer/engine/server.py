@@ -108,11 +108,10 @@ class Engine:
 
     def status(self) -> dict[str, Any]:
         from memory_layer.embed import embedder_status
+        from memory_layer.storage.records import total_memories, unembedded_count
 
-        count = self.query_conn.execute("SELECT count(*) FROM memories").fetchone()[0]
-        missing = self.query_conn.execute(
-            "SELECT count(*) FROM memories WHERE embedding IS NULL"
-        ).fetchone()[0]
+        count = total_memories(self.query_conn)
+        missing = unembedded_count(self.query_conn)
         return {
             "pid": os.getpid(),
             "version": __version__,
@@ -317,10 +316,9 @@ class Engine:
 
     def unembedded(self) -> bool:
         """Whether a memory lacks a vector (a partial index makes this instant)."""
-        row = self.worker_conn.execute(
-            "SELECT 1 FROM memories WHERE embedding IS NULL LIMIT 1"
-        ).fetchone()
-        return row is not None
+        from memory_layer.storage.records import has_unembedded
+
+        return has_unembedded(self.worker_conn)
 
     def backfill(self) -> None:
         from memory_layer.indexing import backfill

@@ -15,8 +15,8 @@ import sqlite3
 from dataclasses import replace
 from datetime import datetime
 
+from memory_layer import activity
 from memory_layer.capture.candidate import Candidate
-from memory_layer.hooks import store
 from memory_layer.hooks.events import SessionEnded, ToolUsed
 from memory_layer.hooks.log import log
 from memory_layer.models import iso
@@ -99,7 +99,7 @@ def _tool_fields(event: ToolUsed) -> dict[str, Any]:
 def edit_text(tool_input: dict[str, Any]) -> str:
     """The text an edit wrote (Edit new_string, Write content, MultiEdit's new strings).
 
-    Outcome learning reads it as evidence that a surfaced fix was applied; the store
+    Outcome learning reads it as evidence that a surfaced fix was applied; activity
     cleans and bounds it like every session-event text.
     """
 
@@ -128,7 +128,7 @@ def on_tool(
 
     fields = _tool_fields(event)
     at = iso(now)
-    event_id = store.record_event(
+    event_id = activity.record_event(
         conn,
         event.session_id,
         project,
@@ -147,7 +147,7 @@ def on_tool(
     if not config["hooks"]["capture"] or event.tool_name not in SHELL_TOOLS | EDIT_TOOLS:
         return stored
     # The stored rows, not the raw payload: exactly what later calls will see.
-    rows = store.recent_tool_events(conn, event.session_id, before_id=event_id + 1)
+    rows = activity.recent_tool_events(conn, event.session_id, before_id=event_id + 1)
     window = [ToolEvent.from_dict(row) for row in rows]
     cwd = event.directory
     # Only stories closed by this event; a command already proposed earlier in the
@@ -240,7 +240,7 @@ def extract_transcript(
     if not os.path.isfile(path):
         log(f"{source}: transcript {path} does not exist; nothing extracted")
         return []
-    offset = store.transcript_offset(conn, path)
+    offset = activity.transcript_offset(conn, path)
     entries, new_offset = read_new_entries(
         path, offset, max_bytes=int(config["hooks"]["transcript_max_bytes"])
     )
@@ -260,7 +260,7 @@ def extract_transcript(
             now=now,
         )
     if new_offset != offset:
-        store.set_transcript_offset(conn, path, session_id, new_offset, main=main)
+        activity.set_transcript_offset(conn, path, session_id, new_offset, main=main)
     return stored
 
 
@@ -283,7 +283,7 @@ def llm_extract_session(
     if not os.path.isfile(path):
         return []
     key = f"llm:{path}"  # an offset of its own: the rule extractors read on every Stop
-    offset = store.transcript_offset(conn, key)
+    offset = activity.transcript_offset(conn, key)
     entries, new_offset = read_new_entries(
         path, offset, max_bytes=int(config["hooks"]["transcript_max_bytes"])
     )
@@ -298,14 +298,14 @@ def llm_extract_session(
         now=now,
     )
     if new_offset != offset:
-        store.set_transcript_offset(conn, key, session_id, new_offset, main=False)
+        activity.set_transcript_offset(conn, key, session_id, new_offset, main=False)
     return stored
 
 
 def _unread(conn: sqlite3.Connection, path: str, before: int) -> bool:
     """Whether this run advanced through the transcript and left some of it unread (a
     run that could not advance, e.g. on a half-written last line, is done for now)."""
-    after = store.transcript_offset(conn, path)
+    after = activity.transcript_offset(conn, path)
     try:
         size = os.path.getsize(path)
     except OSError:
@@ -326,7 +326,7 @@ def process_pending(
     from memory_layer.hooks.handlers import skip_reason
 
     done = 0
-    for session in store.pending_sessions(conn):
+    for session in activity.pending_sessions(conn):
         ended = SessionEnded(
             name="SessionEnd", session_id=session.session_id, cwd=session.cwd or ""
         )
@@ -336,7 +336,7 @@ def process_pending(
             if session.project and not skip_reason(ended, session.project, config):
                 if session.transcript_path:
                     path = os.path.expanduser(session.transcript_path)
-                    before = store.transcript_offset(conn, path)
+                    before = activity.transcript_offset(conn, path)
                     extract_transcript(
                         conn,
                         session.transcript_path,
@@ -367,6 +367,6 @@ def process_pending(
                     )
         except Exception as exc:  # one bad transcript must not block the queue forever
             log(f"pending extraction failed for session {session.session_id}", exc=exc)
-        store.clear_pending(conn, session.session_id)
+        activity.clear_pending(conn, session.session_id)
         done += 1
     return done

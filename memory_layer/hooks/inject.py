@@ -373,7 +373,7 @@ def commit(
     conn: sqlite3.Connection, plan: Plan, *, session_id: str, project: str, now: datetime
 ) -> None:
     """Record every surfacing, so outcome learning can credit what the agent was shown."""
-    from memory_layer.hooks.store import record_usage
+    from memory_layer.activity import record_usage
 
     if not plan.chosen:
         return
@@ -383,6 +383,6 @@ def commit(
         session_id=session_id,
         project=project,
         kind=plan.kind,
-        query=plan.query[:500] if plan.query else None,
+        query=plan.query,
         at=iso(now),
     )

@@ -31,6 +31,7 @@ from memory_layer.capture.privacy import clean
 from memory_layer.capture.transcript import Entry
 from memory_layer.hooks.log import log
 from memory_layer.models import CATEGORIES, iso, utcnow
+from memory_layer.storage.llm_calls import LlmCall, calls_since, record_call
 
 # Set in the environment of the `claude` we start: every hook in it does nothing.
 DISABLE_ENV = "MEMORY_LAYER_HOOKS"
@@ -51,10 +52,7 @@ Session:
 def calls_today(conn: sqlite3.Connection, now: datetime | None = None) -> tuple[int, float]:
     """(calls, reported cost in USD) since midnight UTC."""
     day = (now or utcnow()).astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
-    row = conn.execute(
-        "SELECT count(*), coalesce(sum(cost_usd), 0) FROM llm_calls WHERE at >= ?", [iso(day)]
-    ).fetchone()
-    return int(row[0]), float(row[1])
+    return calls_since(conn, iso(day))
 
 
 def session_prose(entries: Iterable[Entry], limit: int) -> str:
@@ -167,20 +165,18 @@ def extract(
         found, reported = parse_reply(done.stdout)
     except (OSError, subprocess.TimeoutExpired) as exc:
         error = f"{type(exc).__name__}: {exc}"
-    conn.execute(
-        "INSERT INTO llm_calls(at, session_id, model, input_chars, output_chars, cost_usd, "
-        "memories, ok, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        [
-            iso(utcnow()),
-            session_id,
-            str(settings["model"]),
-            len(prompt),
-            len(output),
-            reported,
-            len(found),
-            int(error is None),
-            error,
-        ],
+    record_call(
+        conn,
+        LlmCall(
+            at=iso(utcnow()),
+            session_id=session_id,
+            model=str(settings["model"]),
+            input_chars=len(prompt),
+            output_chars=len(output),
+            cost_usd=reported,
+            memories=len(found),
+            error=error,
+        ),
     )
     if error:
         log(f"LLM extraction failed for session {session_id}: {error}")

@@ -83,7 +83,7 @@ def _version_key(version: object) -> tuple[int, ...]:
 def _in_process(event: Event) -> str:
     from memory_layer.config import load_config
     from memory_layer.hooks.handlers import handle
-    from memory_layer.storage.db import open_db
+    from memory_layer.storage.db import open_db, set_busy_timeout
 
     config = load_config()
     # Claude Code waits for this process: read less of a long transcript per run here
@@ -94,7 +94,7 @@ def _in_process(event: Event) -> str:
     conn = open_db()
     # Reads never wait in WAL mode; a write does while another holds the lock. A hook
     # would rather skip its bookkeeping than make the user wait (SessionEnd: 1.5 s).
-    conn.execute(f"PRAGMA busy_timeout = {HOOK_BUSY_TIMEOUT_MS}")
+    set_busy_timeout(conn, HOOK_BUSY_TIMEOUT_MS)
     try:
         output = handle(event, conn, config, embedder=None)
         engine_on = bool(config["engine"]["enabled"])

@@ -50,6 +50,7 @@ from memory_layer.outcomes.store import (
 )
 from memory_layer.storage.conn import Conn, raw
 from memory_layer.storage.records import transaction
+from memory_layer.storage.sessions import get_session
 
 SOURCE = "claude"
 TASK_EVENTS = {"TaskCreated", "TaskCompleted"}
@@ -367,12 +368,8 @@ def tasks_dir(config: dict[str, Any] | None = None) -> Path:
 
 
 def _session_project(conn: Conn, session_id: str) -> str | None:
-    row = (
-        raw(conn)
-        .execute("SELECT project FROM sessions WHERE session_id = ?", [session_id])
-        .fetchone()
-    )
-    return row[0] if row else None
+    session = get_session(conn, session_id)
+    return session.project if session else None
 
 
 def reconcile(

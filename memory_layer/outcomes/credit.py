@@ -28,6 +28,12 @@ from memory_layer.outcomes.store import Task, now_stamp, task_sessions
 from memory_layer.retrieval.scoring import clamp
 from memory_layer.storage.conn import Conn, raw
 from memory_layer.storage.records import get_memory, update_memory
+from memory_layer.storage.sessions import has_work_events, last_prompt_at, work_events
+from memory_layer.storage.usage import (
+    FirstSurfacing,
+    first_surfacings_in_project,
+    first_surfacings_in_sessions,
+)
 
 CREDIT_COLUMNS = (
     "id",
@@ -77,18 +83,8 @@ def window(db: Conn, task: Task, rules: Settings, end: str) -> tuple[str, str]:
     ``fallback_window_hours`` before the close.
     """
     if task.source == "claude" and not task.started_at:
-        row = None
-        if task.session_id:
-            row = (
-                raw(db)
-                .execute(
-                    "SELECT max(at) FROM session_events WHERE session_id = ? AND kind = 'prompt' "
-                    "AND at <= ?",
-                    [task.session_id, task.opened_at],
-                )
-                .fetchone()
-            )
-        start = row[0] if row and row[0] else _shift(task.opened_at, -rules.lead_seconds)
+        turn = last_prompt_at(db, task.session_id, task.opened_at) if task.session_id else None
+        start = turn or _shift(task.opened_at, -rules.lead_seconds)
         return start, end
     if task.started_at:
         return task.started_at, end
@@ -98,39 +94,34 @@ def window(db: Conn, task: Task, rules: Settings, end: str) -> tuple[str, str]:
     return start, end
 
 
-def _surfacings(db: Conn, task: Task, start: str, end: str, rules: Settings) -> list[tuple]:
-    """(memory_id, session_id, first surfaced at, kind) for the task's candidates."""
-    conn = raw(db)
-    sessions = task_sessions(db, task)
-    rows: list[tuple] = []
-    if sessions:
-        marks = ", ".join("?" for _ in sessions)
-        rows += conn.execute(
-            "SELECT memory_id, session_id, min(at), kind FROM usage WHERE session_id IN ("
-            + marks
-            + ") AND at <= ? GROUP BY memory_id, session_id ORDER BY min(at)",
-            [*sessions, end],
-        ).fetchall()
+def _surfacings(
+    db: Conn, task: Task, start: str, end: str, rules: Settings
+) -> list[FirstSurfacing]:
+    """The first surfacing of each candidate per session, earliest first."""
+    found = first_surfacings_in_sessions(db, task_sessions(db, task), end)
     if task.source != "claude" and task.project:
         # No session ties a Beads issue to the work: the project's surfacings while it
         # was open are candidates; evidence of use decides how much each one gets.
-        rows += conn.execute(
-            "SELECT memory_id, session_id, min(at), kind FROM usage WHERE project = ? "
-            "AND at >= ? AND at <= ? GROUP BY memory_id, session_id ORDER BY min(at)",
-            [task.project, _shift(start, -rules.lead_seconds), end],
-        ).fetchall()
-    return list(dict.fromkeys(rows))
+        found += first_surfacings_in_project(
+            db, task.project, _shift(start, -rules.lead_seconds), end
+        )
+    return list(dict.fromkeys(found))
 
 
 def _session_events(db: Conn, session_id: str, start: str, end: str) -> list[dict[str, Any]]:
-    names = ("at", "kind", "tool", "command", "ok", "file_path", "text")
-    rows = raw(db).execute(
-        "SELECT at, kind, tool, command, ok, file_path, text FROM session_events "
-        "WHERE session_id = ? AND at >= ? AND at <= ? AND kind IN ('tool', 'assistant') "
-        "ORDER BY id",
-        [session_id, start, end],
-    )
-    return [dict(zip(names, r, strict=True)) for r in rows]
+    """The session's tool and assistant events, as the dicts ``evidence`` matches."""
+    return [
+        {
+            "at": e.at,
+            "kind": e.kind,
+            "tool": e.tool,
+            "command": e.command,
+            "ok": e.ok,
+            "file_path": e.file_path,
+            "text": e.text,
+        }
+        for e in work_events(db, session_id, start, end)
+    ]
 
 
 def candidates(
@@ -143,14 +134,15 @@ def candidates(
     found: dict[str, Candidate] = {}
     events_cache: dict[str | None, list[dict[str, Any]]] = {}
     observed: dict[str | None, bool] = {}
-    for memory_id, session_id, surfaced_at, how in _surfacings(db, task, start, end, rules):
+    for surfacing in _surfacings(db, task, start, end, rules):
+        session_id, surfaced_at = surfacing.session_id, surfacing.at
         try:
-            memory = get_memory(db, memory_id)
+            memory = get_memory(db, surfacing.memory_id)
         except NotFound:
             continue  # purged since it was shown
         cand = found.setdefault(memory.id, Candidate(memory.id))
         cand.evidence.append(
-            {"kind": "surfaced", "how": how, "at": surfaced_at, "session_id": session_id}
+            {"kind": "surfaced", "how": surfacing.kind, "at": surfaced_at, "session_id": session_id}
         )
         if session_id not in events_cache:
             events_cache[session_id] = (
@@ -158,7 +150,9 @@ def candidates(
                 if session_id
                 else []
             )
-            observed[session_id] = bool(session_id) and _has_events(db, session_id, until)
+            # Only a session with no tool or assistant event at all (an MCP-only agent)
+            # earns the unobserved guess.
+            observed[session_id] = bool(session_id) and has_work_events(db, session_id, until)
         events = [e for e in events_cache[session_id] if e["at"] >= surfaced_at and _counts(e, end)]
         weight, proof = _judge(memory, events, rules, session_id, observed[session_id])
         cand.evidence.extend(proof)
@@ -194,21 +188,6 @@ def _counts(event: dict[str, Any], end: str) -> bool:
     # After the close only the closing message counts (it arrives with Stop): the
     # turn's later commands and edits are the next task's work, not this one's.
     return event["at"] <= end or event["kind"] == "assistant"
-
-
-def _has_events(db: Conn, session_id: str, until: str) -> bool:
-    """Whether the session recorded any tool or assistant event by ``until``: only a
-    session with none at all (e.g. an MCP-only agent) earns the unobserved guess."""
-    row = (
-        raw(db)
-        .execute(
-            "SELECT 1 FROM session_events WHERE session_id = ? AND at <= ? "
-            "AND kind IN ('tool', 'assistant') LIMIT 1",
-            [session_id, until],
-        )
-        .fetchone()
-    )
-    return row is not None
 
 
 def _judge(

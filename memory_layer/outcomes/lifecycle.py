@@ -39,6 +39,7 @@ from memory_layer.outcomes.store import (
 )
 from memory_layer.storage.conn import Conn, raw
 from memory_layer.storage.records import get_memory, transaction
+from memory_layer.storage.sessions import last_prompt_at
 
 OPEN, START, CLOSE, REOPEN = "open", "start", "close", "reopen"
 
@@ -462,22 +463,14 @@ def rejudge_turn(
     rules = settings(config)
     results: list[OutcomeResult] = []
     with transaction(db):
-        row = (
-            raw(db)
-            .execute(
-                "SELECT max(at) FROM session_events WHERE session_id = ? AND kind = 'prompt' "
-                "AND at <= ?",
-                [session_id, at],
-            )
-            .fetchone()
-        )
-        if not row or not row[0]:
+        turn_start = last_prompt_at(db, session_id, at)
+        if turn_start is None:
             return results
         ids = raw(db).execute(
             "SELECT id FROM tasks WHERE outcome IS NOT NULL AND closed_at >= ? "
             "AND closed_at <= ? AND (session_id = ? OR id IN "
             "(SELECT task_id FROM task_events WHERE session_id = ?)) ORDER BY closed_at",
-            [row[0], at, session_id, session_id],
+            [turn_start, at, session_id, session_id],
         )
         for (task_id,) in ids.fetchall():
             task = get_task_by_ref(db, task_id)

@@ -48,15 +48,21 @@ def explain_error(exc: sqlite3.Error, path: Path | str) -> DatabaseError:
     return DatabaseError(f"Cannot use {path}: {message}")
 
 
+def set_busy_timeout(conn: sqlite3.Connection, ms: int) -> None:
+    """How long a write waits for another process's lock before failing."""
+    # PRAGMA takes no bound parameters: int() keeps anything but a number out of the SQL.
+    conn.execute(f"PRAGMA busy_timeout = {int(ms)}")
+
+
 @contextmanager
 def brief_wait(conn: sqlite3.Connection, ms: int) -> Iterator[None]:
     """Wait at most ``ms`` for another writer, for bookkeeping writes that may be
     skipped: a reader must not stall for the full busy timeout behind a long write."""
-    conn.execute(f"PRAGMA busy_timeout = {int(ms)}")
+    set_busy_timeout(conn, ms)
     try:
         yield
     finally:
-        conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_MS)}")
+        set_busy_timeout(conn, BUSY_TIMEOUT_MS)
 
 
 def _connect(path: Path) -> sqlite3.Connection:
@@ -68,7 +74,7 @@ def _connect(path: Path) -> sqlite3.Connection:
     conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
     # Autocommit: transactions are explicit (records.transaction), never opened behind our back.
     conn.isolation_level = None
-    conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_MS)}")
+    set_busy_timeout(conn, BUSY_TIMEOUT_MS)
     conn.execute("PRAGMA journal_mode = WAL")
     conn.execute("PRAGMA synchronous = NORMAL")
     conn.execute("PRAGMA foreign_keys = ON")
@@ -123,3 +129,22 @@ def generation(db: Conn) -> int:
     """Counter bumped by triggers on any change the vector cache depends on."""
     row = raw(db).execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
     return int(row[0]) if row else 0
+
+
+def health(db: Conn) -> tuple[str, str]:
+    """(``PRAGMA quick_check`` verdict, "ok" when sound; journal mode) of an open store."""
+    conn = raw(db)
+    verdict = conn.execute("PRAGMA quick_check").fetchone()[0]
+    mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
+    return str(verdict), str(mode)
+
+
+def fts5_available() -> str:
+    """The SQLite version, when it has FTS5 and the porter tokenizer keyword search is
+    built on; raises ``sqlite3.OperationalError`` when it has not."""
+    conn = sqlite3.connect(":memory:")
+    try:
+        conn.execute("CREATE VIRTUAL TABLE t USING fts5(x, tokenize='porter unicode61')")
+    finally:
+        conn.close()
+    return sqlite3.sqlite_version

@@ -1,4 +1,4 @@
-"""Memory rows and the operations log.
+"""Memory rows, counts over them, and the operations log.
 
 Every write goes through this module so that each change leaves one operation
 row (who, what, old value, new value, when, context). Audit, history, undo and
@@ -386,3 +386,42 @@ def operations(
         sql += " LIMIT ?"
         args.append(limit)
     return [_to_operation(r) for r in raw(db).execute(sql, args).fetchall()]
+
+
+def recent_operations(db: Conn, limit: int) -> list[Operation]:
+    """The last ``limit`` operations, newest first."""
+    newest = raw(db).execute("SELECT coalesce(max(id), 0) FROM operations").fetchone()[0]
+    ops = operations(db, after_id=max(0, int(newest) - limit), limit=limit)
+    return list(reversed(ops))
+
+
+def total_memories(db: Conn) -> int:
+    """Every row, whatever its status (purged rows are deleted, not counted)."""
+    return int(raw(db).execute("SELECT count(*) FROM memories").fetchone()[0])
+
+
+def unembedded_count(db: Conn) -> int:
+    """Memories stored keyword-only, waiting for a vector (`memory-layer index`)."""
+    return int(
+        raw(db).execute("SELECT count(*) FROM memories WHERE embedding IS NULL").fetchone()[0]
+    )
+
+
+def has_unembedded(db: Conn) -> bool:
+    """Whether any memory lacks a vector: instant, the partial index holds only those."""
+    row = raw(db).execute("SELECT 1 FROM memories WHERE embedding IS NULL LIMIT 1").fetchone()
+    return row is not None
+
+
+def judged_outcome_scores(db: Conn) -> list[float]:
+    """Scores of active memories some outcome has judged. Never-judged ones sit at 0.0,
+    which would fill a histogram's "+0.0 to +0.2" bar with memories no outcome touched."""
+    rows = (
+        raw(db)
+        .execute(
+            "SELECT outcome_score FROM memories WHERE status = 'active' "
+            "AND success_count + failure_count > 0"
+        )
+        .fetchall()
+    )
+    return [float(r[0]) for r in rows]
