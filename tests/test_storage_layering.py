@@ -18,8 +18,7 @@ ALLOWED = (
     "memory_layer.errors",
     "memory_layer.paths",
 )
-# Tables whose SQL lives only in storage/ (mcp_server.py is being rewritten by the lead
-# and still logs its searches with its own INSERT).
+# Tables whose SQL lives only in storage/.
 OWNED = re.compile(
     r"\b(FROM|INTO|UPDATE|JOIN)\s+(sessions|session_events|usage|transcript_offsets|llm_calls)\b"
 )

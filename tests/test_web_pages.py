@@ -532,37 +532,6 @@ def test_tasks_empty(client):
     assert 'id="tasks-empty"' in page(client, "/tasks")
 
 
-# --- layers that are not installed ------------------------------------------------------
-
-
-def test_pages_say_clearly_when_a_layer_is_missing(client, seeded, monkeypatch):
-    from memory_layer.web import optional
-
-    real = optional.feature
-
-    def without(name, *functions):
-        if name.startswith(("memory_layer.outcomes", "memory_layer.trust", "memory_layer.engine")):
-            return real("memory_layer.not_installed_layer", *functions)
-        return real(name, *functions)
-
-    for module in ("learning", "tasks", "review", "settings", "views_memories"):
-        monkeypatch.setattr(f"memory_layer.web.{module}.feature", without)
-    for path in ("/tasks", "/review", "/", "/settings", f"/memories/{seeded['command']}"):
-        assert "Not available: memory_layer.not_installed_layer is not available" in page(
-            client, path
-        )
-    assert "Tasks are not available" in page(client, "/task?id=x", 503)
-
-
-def test_feature_reports_missing_functions():
-    from memory_layer.web.optional import feature
-
-    assert feature("memory_layer.listing", "stats").ok
-    missing = feature("memory_layer.listing", "stats", "no_such_function")
-    assert not missing.ok and "does not provide no_such_function" in missing.missing
-    assert "not available" in feature("memory_layer.no_such_module").missing
-
-
 def test_unknown_page_is_a_404_page(client):
     assert "Error 404" in page(client, "/no/such/page", 404)
 

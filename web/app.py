@@ -39,7 +39,7 @@ def status_for(exc: MemoryLayerError) -> int:
 def db() -> sqlite3.Connection:
     """One connection per request, opened on first use and closed at teardown."""
     if "db" not in g:
-        from memory_layer.storage.db import open_db
+        from memory_layer.api import open_db
 
         g.db = open_db()
     return g.db
@@ -53,7 +53,7 @@ def embedder(config: dict[str, Any]) -> Any:
 
     The lock keeps two first requests from loading the model twice at once.
     """
-    from memory_layer.embed import get_embedder
+    from memory_layer.api import get_embedder
 
     with _embedder_lock:
         return get_embedder(config)
@@ -122,8 +122,8 @@ def _register_errors(app: Flask) -> None:
         # A store that opens but fails on a read (malformed pages, a lock held too long)
         # surfaces as sqlite3's error, not the library's: give it the library's message.
         # Integrity and programming errors are bugs in a query, not the store: left as 500.
+        from memory_layer.api import explain_error, store_trouble
         from memory_layer.paths import db_path
-        from memory_layer.storage.db import explain_error, store_trouble
 
         if isinstance(exc, (sqlite3.IntegrityError, sqlite3.ProgrammingError)) or not store_trouble(
             exc

@@ -1,22 +1,19 @@
-"""Learning over time for the overview, from memory_layer.outcomes when it is installed."""
+"""Learning over time for the overview (``api.learning_series``)."""
 
 from __future__ import annotations
 
 import sqlite3
 from typing import Any
 
+from memory_layer.api import learning_series
 from memory_layer.web import charts
-from memory_layer.web.optional import feature
 
 DAYS = 30
 
 
 def learning(conn: sqlite3.Connection, config: dict[str, Any]) -> dict[str, Any]:
     """Two charts: tasks closed per day (successes, failures) and the proven share."""
-    found = feature("memory_layer.outcomes", "learning_series")
-    if not found.ok:
-        return {"available": False, "missing": found.missing}
-    series = found.module.learning_series(conn, days=DAYS, config=config)
+    series = learning_series(conn, days=DAYS, config=config)
     days = [row["day"][5:] for row in series]  # MM-DD keeps the axis short
     outcomes = charts.lines(
         days,
@@ -40,7 +37,6 @@ def learning(conn: sqlite3.Connection, config: dict[str, Any]) -> dict[str, Any]
         else None
     )
     return {
-        "available": True,
         "outcomes_chart": outcomes,
         "proven_chart": proven,
         "note": note,

@@ -6,9 +6,14 @@ from typing import Any
 
 from flask import Blueprint, render_template
 
+from memory_layer.api import (
+    judged_outcome_scores,
+    memories_by_id,
+    recent_operations,
+    stats,
+    summarise,
+)
 from memory_layer.config import load_config
-from memory_layer.listing import stats, summarise
-from memory_layer.storage.records import judged_outcome_scores, memories_where, recent_operations
 from memory_layer.web import charts
 from memory_layer.web.app import db
 from memory_layer.web.learning import learning
@@ -41,9 +46,8 @@ def index() -> str:
         ),
     }
     activity = recent_operations(conn, RECENT_ACTIVITY)
-    ids = sorted({op.memory_id for op in activity if op.memory_id})
-    placeholders = ", ".join("?" for _ in ids) or "NULL"
-    texts = {m.id: m.text for m in memories_where(conn, f"memories.id IN ({placeholders})", ids)}
+    found = memories_by_id(conn, [op.memory_id for op in activity if op.memory_id])
+    texts = {memory_id: memory.text for memory_id, memory in found.items()}
     return render_template(
         "overview.html",
         info=info,

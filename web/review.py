@@ -1,40 +1,31 @@
 """Review inbox: pending records, proposed changes, conflicts, disputed and overdue ones.
 
-Listing and deciding are ``memory_layer.trust.inbox``/``decide``, the functions behind
+Listing and deciding are ``memory_layer.api.inbox``/``decide``, the functions behind
 `memory-layer review`; this page only shows them and posts the person's decision.
 """
 
 from __future__ import annotations
 
-from flask import Blueprint, abort, flash, redirect, render_template, request, url_for
+from flask import Blueprint, flash, redirect, render_template, request, url_for
 from werkzeug.wrappers import Response
 
+from memory_layer import api
 from memory_layer.config import load_config
 from memory_layer.errors import InvalidInput
 from memory_layer.web.app import db, embedder
 from memory_layer.web.forms import plain_newlines
-from memory_layer.web.optional import Feature, feature
 
 bp = Blueprint("review", __name__)
 ACTOR = "web"
 
 
-def _trust() -> Feature:
-    return feature("memory_layer.trust", "inbox", "decide")
-
-
 @bp.get("/review")
 def index() -> str:
-    found = _trust()
-    items = found.module.inbox(db()) if found.ok else []
-    return render_template("review.html", items=items, missing=found.missing)
+    return render_template("review.html", items=api.inbox(db(), config=load_config()))
 
 
 @bp.post("/review/<item_id>")
 def decide(item_id: str) -> Response:
-    found = _trust()
-    if not found.ok:
-        abort(503, description=f"The review inbox is not available: {found.missing}")
     form = request.form
     decision = form.get("decision", "")
     reason = (form.get("reason") or "").strip() or None
@@ -45,7 +36,7 @@ def decide(item_id: str) -> Response:
     if decision == "revise" and not revised_text.strip():
         raise InvalidInput("A revision needs the corrected text in the Corrected text field.")
     config = load_config()
-    result = found.module.decide(
+    result = api.decide(
         db(),
         item_id,
         decision,

@@ -22,7 +22,6 @@ from memory_layer.config import (
 )
 from memory_layer.errors import ConfigError
 from memory_layer.web.app import embedder
-from memory_layer.web.optional import feature
 
 bp = Blueprint("settings", __name__)
 
@@ -54,14 +53,13 @@ def sections(config: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def engine_status() -> dict[str, Any]:
-    found = feature("memory_layer.engine.lifecycle", "status")
-    if not found.ok:
-        return {"available": False, "missing": found.missing}
-    return {"available": True, "status": found.module.status()}
+    from memory_layer.engine.lifecycle import status
+
+    return {"status": status()}
 
 
 def _page(error: str | None = None, status: int = 200) -> tuple[str, int]:
-    from memory_layer.embed import embedder_status
+    from memory_layer.api import embedder_status
 
     config = load_config()
     embedder(config)  # load once so the status below is the server's real one

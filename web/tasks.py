@@ -1,41 +1,33 @@
 """Tasks: recent Claude Code and Beads tasks, their outcome and the memories they credited.
 
-Everything comes from ``memory_layer.outcomes`` (list_tasks, task_detail,
-correct_outcome); correcting an outcome there undoes the old credits and redoes them.
+Everything comes from ``memory_layer.api`` (list_tasks, task_detail, correct_outcome);
+correcting an outcome there undoes the old credits and redoes them.
 """
 
 from __future__ import annotations
 
-from flask import Blueprint, abort, flash, redirect, render_template, request, url_for
+from flask import Blueprint, flash, redirect, render_template, request, url_for
 from werkzeug.wrappers import Response
 
+from memory_layer.api import correct_outcome, list_tasks, task_detail
 from memory_layer.errors import InvalidInput
 from memory_layer.web.app import db
 from memory_layer.web.forms import page_number
-from memory_layer.web.optional import Feature, feature
 
 bp = Blueprint("tasks", __name__)
 ACTOR = "web"
 PER_PAGE = 25
 
 
-def _outcomes() -> Feature:
-    return feature("memory_layer.outcomes", "list_tasks", "task_detail", "correct_outcome")
-
-
 @bp.get("/tasks")
 def index() -> str:
-    found = _outcomes()
     page = page_number(request.args)
-    tasks = []
-    if found.ok:
-        tasks = found.module.list_tasks(db(), limit=PER_PAGE + 1, offset=(page - 1) * PER_PAGE)
+    tasks = list_tasks(db(), limit=PER_PAGE + 1, offset=(page - 1) * PER_PAGE)
     return render_template(
         "tasks.html",
         tasks=tasks[:PER_PAGE],
         page=page,
         has_next=len(tasks) > PER_PAGE,
-        missing=found.missing,
     )
 
 
@@ -44,22 +36,16 @@ def index() -> str:
 @bp.get("/task")
 def detail() -> str:
     task_id = request.args.get("id", "")
-    found = _outcomes()
-    if not found.ok:
-        abort(503, description=f"Tasks are not available: {found.missing}")
-    info = found.module.task_detail(db(), task_id)
+    info = task_detail(db(), task_id)
     return render_template("task.html", task=info)
 
 
 @bp.post("/task/outcome")
 def correct() -> Response:
     task_id = request.form.get("task_id", "")
-    found = _outcomes()
-    if not found.ok:
-        abort(503, description=f"Tasks are not available: {found.missing}")
     wanted = request.form.get("outcome", "")
     if wanted not in {"success", "failure"}:
         raise InvalidInput("Choose the outcome: success or failure.")
-    found.module.correct_outcome(db(), task_id, wanted == "success", actor=ACTOR)
+    correct_outcome(db(), task_id, wanted == "success", actor=ACTOR)
     flash(f"Outcome set to {wanted}; the earlier credits were undone and redone.")
     return redirect(url_for("tasks.detail", id=task_id))

@@ -14,14 +14,13 @@ from typing import Any
 from flask import Blueprint, abort, flash, redirect, render_template, request, url_for
 from werkzeug.wrappers import Response
 
+from memory_layer import api
+from memory_layer.api import clean_tags, edit, forget, get_memory, restore
 from memory_layer.config import load_config
 from memory_layer.errors import InvalidInput
-from memory_layer.memories import clean_tags, edit, forget, restore
 from memory_layer.models import RETIRED, Memory
-from memory_layer.storage.records import delete_memory, get_memory, transaction
 from memory_layer.web.app import db, embedder
 from memory_layer.web.forms import plain_newlines
-from memory_layer.web.optional import feature
 
 bp = Blueprint("actions", __name__)
 ACTOR = "web"
@@ -101,18 +100,6 @@ def _edit_changes(current: Memory, form: Any) -> dict[str, Any]:
     return changes
 
 
-def _vouch(memory_id: str, config: dict[str, Any]) -> Memory:
-    """Stamp the edited text as verified, as `memory-layer edit` does.
-
-    The dashboard is the owner's own door, so its edits are vouched for under the
-    trust policy's "user" kind; otherwise a corrected text would be withheld from agents
-    as "edited since verification"."""
-    trust = feature("memory_layer.trust.verify", "verify_if_trusted")
-    if not trust.ok:
-        return get_memory(db(), memory_id)
-    return trust.module.verify_if_trusted(db(), memory_id, source=OWNER_SOURCE, config=config)
-
-
 @bp.post("/memories/<memory_id>/edit")
 def edit_memory(memory_id: str) -> Response:
     config = load_config()
@@ -123,13 +110,19 @@ def edit_memory(memory_id: str) -> Response:
     if not changes:
         flash("Nothing changed.")
         return _back(current.id)
-    model = embedder(config) if "text" in changes else None
-    with transaction(db()):
+    memory = edit(
+        db(),
+        current.id,
+        config=config,
+        actor=ACTOR,
+        embedder=embedder(config) if "text" in changes else None,
+        # The dashboard is the owner's own door: a new text is vouched for under the
+        # trust policy's "user" kind, as `memory-layer edit` vouches for the CLI's.
+        vouch_as=OWNER_SOURCE,
         # Again under the write lock: another door may have saved while the model loaded.
-        _check_version(get_memory(db(), current.id), form.get("version"))
-        memory = edit(db(), current.id, config=config, actor=ACTOR, embedder=model, **changes)
-        if "text" in changes:  # a tags or confidence change vouches for no text
-            memory = _vouch(current.id, config)
+        expect=lambda latest: _check_version(latest, form.get("version")),
+        **changes,
+    )
     flash("Saved. The history keeps the previous values." + _withheld_note(memory, config))
     return _back(memory.id)
 
@@ -184,7 +177,6 @@ def purge(memory_id: str) -> Response:
     memory = get_memory(db(), memory_id)
     if request.form.get("confirm") != memory.id:
         raise InvalidInput("Purging needs the confirmation step: use the Purge page's button.")
-    reason = _reason()
-    delete_memory(db(), memory.id, actor=ACTOR, context={"reason": reason} if reason else None)
+    api.purge(db(), memory.id, actor=ACTOR, reason=_reason())
     flash(f"Purged {memory.id} for good.")
     return redirect(url_for("memories.index"))

@@ -8,17 +8,24 @@ from typing import Any
 
 from flask import Blueprint, render_template, request
 
+from memory_layer import api
+from memory_layer.api import (
+    SORTS,
+    Filters,
+    Scope,
+    Scored,
+    count_memories,
+    details,
+    get_memory,
+    list_memories,
+    stats,
+    usage_history,
+)
 from memory_layer.config import load_config
 from memory_layer.errors import InvalidInput
-from memory_layer.listing import SORTS, Filters, count_memories, details, list_memories, stats
 from memory_layer.models import CATEGORIES, Memory
-from memory_layer.retrieval.scoring import Scored
-from memory_layer.retrieval.search import Scope, recall
-from memory_layer.storage.records import get_memory
-from memory_layer.storage.usage import usage_history
 from memory_layer.web.app import db, embedder
 from memory_layer.web.forms import page_number
-from memory_layer.web.optional import feature
 
 bp = Blueprint("memories", __name__)
 
@@ -122,14 +129,17 @@ def _ranked(conn: Any, query: Query, statuses: list[str], also: Any = None) -> l
     config = load_config()
     wanted = query.page * PER_PAGE + 1 if query.sort == "relevance" else SORTED_SEARCH_CAP
     keep = _visible(query.filters)
-    return recall(
+    # A person's view: every status the list shows, sinking memories included.
+    return api.recall(
         conn,
         query.q,
         scope=_scope(query.filters, statuses),
         config=config,
+        audience=api.PERSON,
+        include_sinking=True,
         limit=wanted,
         embedder=embedder(config),
-        visible=keep if also is None else lambda m: keep(m) and also(m),
+        also=keep if also is None else lambda m: keep(m) and also(m),
     )
 
 
@@ -207,23 +217,18 @@ def explain_for(conn: Any, memory: Memory, query: Query) -> Scored | None:
 
 
 def standing(memory: Memory, config: dict[str, Any]) -> dict[str, Any]:
-    """Whether agents receive the memory and why not, and its proven/sinking marks."""
-    out: dict[str, Any] = {"withheld": None, "flags": [], "marks": [], "missing": []}
-    trust = feature("memory_layer.trust", "withheld_reason", "flags")
-    if trust.ok:
-        out["withheld"] = trust.module.withheld_reason(memory, config)
-        out["flags"] = trust.module.flags(memory, config)
-    else:
-        out["missing"].append(trust.missing)
-    outcomes = feature("memory_layer.outcomes", "is_proven", "is_sinking")
-    if outcomes.ok:
-        if outcomes.module.is_proven(memory, config):
-            out["marks"].append("proven")
-        if outcomes.module.is_sinking(memory, config):
-            out["marks"].append("sinking")
-    else:
-        out["missing"].append(outcomes.missing)
-    return out
+    """Whether agents receive the memory and why not (the predicate every door that
+    hands records to agents uses), and its proven/sinking marks."""
+    marks = [
+        mark
+        for mark, test in (("proven", api.is_proven), ("sinking", api.is_sinking))
+        if test(memory, config)
+    ]
+    return {
+        "withheld": api.agent_withheld_reason(memory, config),
+        "flags": api.agent_flags(memory, config),
+        "marks": marks,
+    }
 
 
 @bp.get("/memories/<memory_id>")
@@ -236,7 +241,6 @@ def detail(memory_id: str) -> str:
     # The list's link carries its search, filters and page, so the explanation below
     # is the same recall call (and the same number) as the row that was clicked.
     query = Query.from_args(request.args)
-    outcomes = feature("memory_layer.outcomes", "memory_outcomes")
     return render_template(
         "detail.html",
         memory=memory,
@@ -246,8 +250,7 @@ def detail(memory_id: str) -> str:
         scored=explain_for(conn, memory, query) if query.q else None,
         weights=load_config()["weights"],
         usage=usage_history(conn, memory.id, USAGE_HISTORY_ROWS),
-        outcomes=outcomes.module.memory_outcomes(conn, memory.id) if outcomes.ok else None,
-        outcomes_missing=outcomes.missing,
+        outcomes=api.memory_outcomes(conn, memory.id),
         categories=CATEGORIES,
         standing=standing(memory, load_config()),
         edit_tags=tags_field(memory),

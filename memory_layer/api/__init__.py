@@ -13,6 +13,8 @@ layers when it runs.
 
 from __future__ import annotations
 
+import importlib
+
 from memory_layer.api.outcomes import report_outcome
 from memory_layer.api.reading import (
     AGENT,
@@ -41,7 +43,73 @@ from memory_layer.api.writing import (
     restore,
 )
 
+# Use cases that live whole in one layer module, re-exported as they are and resolved
+# on first use (module ``__getattr__``), so the hook path, which imports this package,
+# does not load the listing, review or outcome views it never calls.
+_HOMES = {
+    # the store itself
+    "open_db": "memory_layer.storage.db",
+    "explain_error": "memory_layer.storage.db",
+    "store_trouble": "memory_layer.storage.db",
+    "is_locked": "memory_layer.storage.db",
+    # reading records
+    "Filters": "memory_layer.listing",
+    "SORTS": "memory_layer.listing",
+    "count_memories": "memory_layer.listing",
+    "details": "memory_layer.listing",
+    "list_memories": "memory_layer.listing",
+    "stats": "memory_layer.listing",
+    "summarise": "memory_layer.listing",
+    "get_memory": "memory_layer.storage.records",
+    "history": "memory_layer.storage.records",
+    "memories_by_id": "memory_layer.storage.records",
+    "recent_operations": "memory_layer.storage.records",
+    "judged_outcome_scores": "memory_layer.storage.records",
+    "usage_history": "memory_layer.storage.usage",
+    "Scope": "memory_layer.retrieval.search",
+    "Scored": "memory_layer.retrieval.scoring",
+    "clean_tags": "memory_layer.memories",
+    "get_embedder": "memory_layer.embed",
+    "embedder_status": "memory_layer.embed",
+    "check_draft": "memory_layer.trust.quality",
+    "agent_provenance": "memory_layer.trust.views",
+    "trust_notes": "memory_layer.trust.views",
+    "clean_scene": "memory_layer.trust.facts",
+    "clean_field": "memory_layer.trust.fields",
+    # outcomes
+    "OutcomeResult": "memory_layer.outcomes.lifecycle",
+    "correct_outcome": "memory_layer.outcomes.lifecycle",
+    "memory_feedback": "memory_layer.outcomes.lifecycle",
+    "record_outcome": "memory_layer.outcomes.lifecycle",
+    "restore_sinking": "memory_layer.outcomes.lifecycle",
+    "undo_credit": "memory_layer.outcomes.lifecycle",
+    "undo_outcome": "memory_layer.outcomes.lifecycle",
+    "is_proven": "memory_layer.outcomes.rules",
+    "is_sinking": "memory_layer.outcomes.rules",
+    "UnknownTask": "memory_layer.outcomes.store",
+    "credit_notes": "memory_layer.outcomes.views",
+    "learning_series": "memory_layer.outcomes.views",
+    "list_tasks": "memory_layer.outcomes.views",
+    "memory_outcomes": "memory_layer.outcomes.views",
+    "task_detail": "memory_layer.outcomes.views",
+}
+
+
+def __getattr__(name: str) -> object:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_HOMES])
+
+
 __all__ = [
+    *_HOMES,
     "AGENT",
     "AUDIENCES",
     "PERSON",

@@ -10,7 +10,7 @@ from memory_layer.errors import InvalidInput
 # are strings at run time), so the hook path never imports it.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Callable, Iterable
     from datetime import datetime
     from typing import Any
 
@@ -85,6 +85,7 @@ def recall(
     embedder: Any = None,
     now: datetime | None = None,
     include_sinking: bool = False,
+    also: Callable[[Memory], bool] | None = None,
 ) -> list[Scored]:
     """Rank memories for ``query`` (a string or a parsed query), best first.
 
@@ -92,7 +93,8 @@ def recall(
     ``person`` shows every record in ``scope`` with its standing, except sinking ones
     unless ``include_sinking``. With ``surfaced_as``, the agent-visible results are
     recorded as surfaced in ``session_id`` so outcome learning can credit them; without
-    a session nothing is recorded (no task can have used them).
+    a session nothing is recorded (no task can have used them). ``also`` narrows the
+    results further (a list page's filters that ``Scope`` does not cover).
     """
     from memory_layer.outcomes.rules import is_sinking
     from memory_layer.retrieval.search import recall as rank
@@ -104,15 +106,12 @@ def recall(
     if audience == AGENT:
         scope = agent_scope(scope, config)
 
-        def visible(memory: Memory) -> bool:
+    def visible(memory: Memory) -> bool:
+        if also is not None and not also(memory):
+            return False
+        if audience == AGENT:
             return agent_withheld_reason(memory, config, now) is None
-
-    elif include_sinking:
-        visible = None
-    else:
-
-        def visible(memory: Memory) -> bool:
-            return not is_sinking(memory, config)
+        return include_sinking or not is_sinking(memory, config)
 
     results = rank(
         db,

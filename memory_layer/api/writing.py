@@ -10,6 +10,7 @@ from memory_layer.errors import InvalidInput
 # are strings at run time), so the hook path never imports it.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from datetime import datetime
     from typing import Any
 
@@ -164,16 +165,22 @@ def edit(
     tags: Any = None,
     confidence: float | None = None,
     embedder: Any = None,
+    vouch_as: str | None = None,
+    expect: Callable[[Memory], None] | None = None,
 ) -> Memory:
     """Change a record (the operations log keeps the old values). A new text written
-    by a source the trust policy trusts is vouched for as that source's own write; a
-    tags- or confidence-only change vouches for nothing, so a text waiting for review
-    stays withheld until someone reviews it."""
+    by a source the trust policy trusts (``vouch_as``, else ``actor``) is vouched for as
+    that source's own write; a tags- or confidence-only change vouches for nothing, so
+    a text waiting for review stays withheld until someone reviews it. ``expect`` sees
+    the record under the write lock first and raises to refuse a stale change (an
+    edit form opened before another door saved)."""
     from memory_layer.memories import edit as change
-    from memory_layer.storage.records import transaction
+    from memory_layer.storage.records import get_memory, transaction
     from memory_layer.trust.verify import verify_if_trusted
 
     with transaction(db):
+        if expect is not None:
+            expect(get_memory(db, memory_id))
         memory = change(
             db,
             memory_id,
@@ -186,7 +193,7 @@ def edit(
             embedder=embedder,
         )
         if text is not None:
-            memory = verify_if_trusted(db, memory.id, source=actor, config=config)
+            memory = verify_if_trusted(db, memory.id, source=vouch_as or actor, config=config)
     return memory
 
 

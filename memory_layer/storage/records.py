@@ -323,14 +323,30 @@ def memories_where(
     return [_to_memory(names, row) for row in raw(db).execute(sql, args).fetchall()]
 
 
+# Well under SQLite's limit on bound parameters (999 in older builds).
+IN_CHUNK = 500
+
+
 def memories_by_rowid(db: Conn, rowids: Sequence[int]) -> dict[int, Memory]:
     out: dict[int, Memory] = {}
     ids = list(rowids)
-    for start in range(0, len(ids), 500):
-        chunk = ids[start : start + 500]
+    for start in range(0, len(ids), IN_CHUNK):
+        chunk = ids[start : start + IN_CHUNK]
         marks = ", ".join("?" for _ in chunk)
         for memory in memories_where(db, f"memories.rowid IN ({marks})", chunk, order_by="1"):
             out[memory.rowid] = memory
+    return out
+
+
+def memories_by_id(db: Conn, memory_ids: Sequence[str]) -> dict[str, Memory]:
+    """The memories with these full ids (missing ones are left out)."""
+    out: dict[str, Memory] = {}
+    ids = list(dict.fromkeys(memory_ids))
+    for start in range(0, len(ids), IN_CHUNK):
+        chunk = ids[start : start + IN_CHUNK]
+        marks = ", ".join("?" for _ in chunk)
+        for memory in memories_where(db, f"memories.id IN ({marks})", chunk, order_by="1"):
+            out[memory.id] = memory
     return out
 
 
