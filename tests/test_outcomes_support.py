@@ -116,9 +116,7 @@ def claude_tool(
     )
 
 
-def task_update(
-    session_id: str, task: str, minute: float, status: str, **change: str
-) -> Any:
+def task_update(session_id: str, task: str, minute: float, status: str, **change: str) -> Any:
     """A TaskUpdate of ``status``; ``change`` (e.g. from_="pending") adds statusChange."""
     response: dict[str, Any] = {"success": True, "taskId": task}
     if change:

@@ -357,9 +357,7 @@ def sync(
         if issue.status == CLOSED:
             try:
                 report.add(
-                    apply_issue(
-                        conn, issue, project=project, source="sync:issues", config=config
-                    )
+                    apply_issue(conn, issue, project=project, source="sync:issues", config=config)
                 )
             except InvalidInput as exc:
                 report.skipped.append(f"issue {issue.id}: {exc}")

@@ -80,13 +80,9 @@ def on_task_signal(
     Returns what changed: the task's result, or for a session boundary the report of
     reconciling the session's task list from disk.
     """
-    if signal.source != SOURCE:
-        raise InvalidTaskSignal(f"A {signal.source} signal is not a Claude Code task's.")
     if not signal.is_boundary:
         return _apply(conn, signal, config)
-    report = reconcile(
-        conn, list_ids=[signal.list_id] if signal.list_id else [], config=config
-    )
+    report = reconcile(conn, list_ids=[signal.list_id] if signal.list_id else [], config=config)
     if signal.kind == STOP and signal.session_id:
         for result in rejudge_turn(
             conn, signal.session_id, at=signal.at, source=signal.via, config=config

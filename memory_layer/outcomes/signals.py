@@ -150,9 +150,7 @@ def _mapping(value: Any, name: str) -> dict[str, Any]:
     return value
 
 
-def from_hook_event(
-    event: Event, project: str | None, at: str | None = None
-) -> TaskSignal | None:
+def from_hook_event(event: Event, project: str | None, at: str | None = None) -> TaskSignal | None:
     """The task signal in a typed hook event, or None when it says nothing about a task
     (another tool, a PostToolUseFailure, a TaskUpdate that did not happen).
 
