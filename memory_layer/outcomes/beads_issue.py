@@ -85,7 +85,7 @@ def _text(value: Any) -> str | None:
 
 
 def _id(value: Any) -> str | None:
-    """bd's ids are strings; anything else is kept as its text, as before."""
+    """bd's ids are strings; a number is kept as its text."""
     return str(value) if value else None
 
 
