@@ -14,7 +14,8 @@ from click.testing import CliRunner
 
 from memory_layer.cli import cli
 from memory_layer.outcomes import beads, list_tasks, task_detail
-from memory_layer.outcomes.beads import HookConflict, on_beads_hook, parse_issue
+from memory_layer.outcomes.beads import HookConflict, on_beads_hook
+from memory_layer.outcomes.beads_issue import BeadsIssue, parse_issue
 from memory_layer.storage.db import open_db
 from memory_layer.storage.records import get_memory
 from tests.conftest import FIXTURES
@@ -177,9 +178,9 @@ def test_parse_issue_shapes() -> None:
     obj = parse_issue((BEADS / "on_close_hook_stdin.json").read_text(), "bd-a3f8")
     legacy = parse_issue((BEADS / "bd_show_json_legacy.json").read_text(), "bd-a3f8")
     envelope = parse_issue((BEADS / "bd_list_json_envelope.json").read_text(), "bd-a3f8")
-    assert obj["id"] == legacy["id"] == envelope["id"] == "bd-a3f8"
-    assert legacy["close_reason"].startswith("Fixed:")
-    assert parse_issue("", "bd-9") == {"id": "bd-9"}
+    assert obj.id == legacy.id == envelope.id == "bd-a3f8"
+    assert legacy.close_reason is not None and legacy.close_reason.startswith("Fixed:")
+    assert parse_issue("", "bd-9") == BeadsIssue(id="bd-9")
 
 
 def test_failure_close_reason_penalises(db: Any, cfg: dict[str, Any]) -> None:

@@ -47,10 +47,12 @@ SEED = [
 # A Claude Code task whose session was shown the db memory and acted on it, written
 # through the outcomes library exactly as the hooks do (in a subprocess on the same store).
 SEED_TASK = """
-import sys
+import json, sys
 from datetime import timedelta
+from memory_layer.hooks.events import parse_event
 from memory_layer.models import iso, utcnow
-from memory_layer.outcomes.claude import on_hook_event
+from memory_layer.outcomes.claude import on_task_signal
+from memory_layer.outcomes.signals import from_hook_event
 from memory_layer.storage.db import open_db
 
 memory_id, project = sys.argv[1], sys.argv[2]
@@ -61,9 +63,9 @@ db.execute("INSERT INTO sessions(session_id, project, cwd, started_at) VALUES ('
 db.execute("INSERT INTO usage(memory_id, session_id, project, kind, at, query, rank, score) "
            "VALUES (?, 's1', ?, 'injected', ?, 'tests fail', 1, 0.5)", [memory_id, project, at(1)])
 def hook(name, minute):
-    on_hook_event(db, {"hook_event_name": name, "session_id": "s1", "cwd": "/repo", "project": project,
-        "tool_name": None, "tool_input": None, "tool_response": None, "task_id": "1",
-        "task_subject": "Fix the failing db tests", "task_description": None, "at": at(minute)})
+    payload = {"session_id": "s1", "cwd": "/repo", "task_id": "1",
+        "task_subject": "Fix the failing db tests"}
+    on_task_signal(db, from_hook_event(parse_event(name, json.dumps(payload), {}), project, at(minute)))
 hook("TaskCreated", 2)
 db.execute("INSERT INTO session_events(session_id, project, at, kind, tool, command, ok) "
            "VALUES ('s1', ?, ?, 'tool', 'Bash', 'docker compose up -d db', 1)", [project, at(3)])

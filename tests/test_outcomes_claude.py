@@ -15,7 +15,8 @@ from click.testing import CliRunner
 
 from memory_layer.cli import cli
 from memory_layer.outcomes import list_tasks, task_detail
-from memory_layer.outcomes.claude import InvalidTaskEvent, on_hook_event, reconcile
+from memory_layer.outcomes.claude import on_task_signal, reconcile
+from memory_layer.outcomes.signals import InvalidTaskSignal
 from memory_layer.storage.records import get_memory
 from tests.conftest import FIXTURES
 from tests.test_outcomes_support import (
@@ -24,6 +25,7 @@ from tests.test_outcomes_support import (
     at,
     claude_event,
     event,
+    hook_signal,
     session,
     surface,
 )
@@ -36,11 +38,9 @@ def _no_shared_list(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("CLAUDE_CODE_TASK_LIST_ID", raising=False)
 
 
-def _fixture(name: str, **extra: Any) -> dict[str, Any]:
+def _fixture(name: str) -> dict[str, Any]:
     data = json.loads((TASKS / name).read_text())
     data.pop("_note", None)
-    data.setdefault("project", PROJECT)
-    data.update(extra)
     return data
 
 
@@ -58,7 +58,7 @@ def used(db: Any, cfg: dict[str, Any]) -> str:
 
 
 def test_documented_task_created_and_completed(db: Any, used: str) -> None:
-    created = on_hook_event(db, _fixture("task_created.docs.json", at=at(0.5)))
+    created = on_task_signal(db, hook_signal(_fixture("task_created.docs.json"), at=at(0.5)))
     assert created.action == "opened"
     # The docs payload is a teammate's: the task list is the team's (~/.claude/tasks/<team>).
     assert created.task_id == "claude:session-a1b2c3d4:task-001"
@@ -68,21 +68,21 @@ def test_documented_task_created_and_completed(db: Any, used: str) -> None:
         "Add login and signup endpoints",
     )
     assert task["project"] == PROJECT and task["outcome"] is None
-    done = on_hook_event(db, _fixture("task_completed.docs.json", at=at(3)))
+    done = on_task_signal(db, hook_signal(_fixture("task_completed.docs.json"), at=at(3)))
     assert (done.action, done.outcome) == ("credited", "success")
     assert get_memory(db, used).outcome_score == pytest.approx(0.2)
 
 
 def test_assembled_task_update_completed(db: Any, used: str) -> None:
     payload = _fixture("post_tool_use_taskupdate_completed.ASSEMBLED.json")
-    on_hook_event(db, claude_event("TaskCreated", "abc123", 0.5, task_id="1"))
-    result = on_hook_event(db, {**payload, "at": at(3)})
+    on_task_signal(db, claude_event("TaskCreated", "abc123", 0.5, task_id="1"))
+    result = on_task_signal(db, hook_signal(payload, at=at(3)))
     assert result.outcome == "success" and result.task_id == "claude:abc123:1"
     assert get_memory(db, used).outcome_score == pytest.approx(0.2)
 
 
 def test_task_create_post_tool_use_opens(db: Any) -> None:
-    result = on_hook_event(
+    result = on_task_signal(
         db,
         claude_event(
             "PostToolUse",
@@ -103,8 +103,8 @@ def test_task_create_post_tool_use_opens(db: Any) -> None:
 
 
 def test_update_without_status_only_renames(db: Any) -> None:
-    on_hook_event(db, claude_event("TaskCreated", "s9", 1, task_id="4", task_subject="Old"))
-    result = on_hook_event(
+    on_task_signal(db, claude_event("TaskCreated", "s9", 1, task_id="4", task_subject="Old"))
+    result = on_task_signal(
         db,
         claude_event(
             "PostToolUse",
@@ -121,7 +121,7 @@ def test_update_without_status_only_renames(db: Any) -> None:
 
 def test_shared_list_id_from_the_environment(db: Any, monkeypatch: Any) -> None:
     monkeypatch.setenv("CLAUDE_CODE_TASK_LIST_ID", "team-list")
-    result = on_hook_event(db, claude_event("TaskCreated", "s1", 1, task_id="2"))
+    result = on_task_signal(db, claude_event("TaskCreated", "s1", 1, task_id="2"))
     assert result.task_id == "claude:team-list:2"
 
 
@@ -142,13 +142,13 @@ def test_shared_list_id_from_the_environment(db: Any, monkeypatch: Any) -> None:
         },
     ],
 )
-def test_bad_shapes_raise_a_named_error(db: Any, bad: dict[str, Any]) -> None:
-    with pytest.raises(InvalidTaskEvent):
-        on_hook_event(db, bad)
+def test_bad_shapes_raise_a_named_error(bad: dict[str, Any]) -> None:
+    with pytest.raises(InvalidTaskSignal):
+        hook_signal(bad, at=at(1))
 
 
 def test_ignored_events(db: Any) -> None:
-    assert on_hook_event(db, {"hook_event_name": "PreCompact", "session_id": "s"}) is None
+    assert hook_signal({"hook_event_name": "PreCompact", "session_id": "s"}, at=at(1)) is None
     failed_update = claude_event(
         "PostToolUse",
         "s",
@@ -157,7 +157,7 @@ def test_ignored_events(db: Any) -> None:
         tool_input={"taskId": "1", "status": "completed"},
         tool_response={"success": False},
     )
-    assert on_hook_event(db, failed_update) is None
+    assert failed_update is None  # the update did not happen: no signal
     assert list_tasks(db) == []
 
 
@@ -183,7 +183,7 @@ def test_reconcile_registers_and_closes_missed_tasks(
     session(db, "sess-a")
     surface(db, mid, "sess-a", 1)
     event(db, "sess-a", 2, tool="Bash", command="make migrate")
-    on_hook_event(db, claude_event("TaskCreated", "sess-a", 0.5, task_id="88"))
+    on_task_signal(db, claude_event("TaskCreated", "sess-a", 0.5, task_id="88"))
     root = tmp_path / "tasks"
     on_disk = json.loads((TASKS / "task_file_on_disk.example.json").read_text())
     later = parse_time("2026-06-01T09:10:00+00:00").timestamp()
@@ -202,8 +202,8 @@ def test_reconcile_skips_files_older_than_what_hooks_said(db: Any, tmp_path: Pat
     from memory_layer.models import parse_time
 
     session(db, "sess-b")
-    on_hook_event(db, claude_event("TaskCreated", "sess-b", 1, task_id="3"))
-    on_hook_event(db, claude_event("TaskCompleted", "sess-b", 5, task_id="3"))
+    on_task_signal(db, claude_event("TaskCreated", "sess-b", 1, task_id="3"))
+    on_task_signal(db, claude_event("TaskCompleted", "sess-b", 5, task_id="3"))
     root = tmp_path / "tasks"
     # The file still says in_progress but was written before the completion.
     earlier = parse_time("2026-06-01T09:03:00+00:00").timestamp()
@@ -220,7 +220,7 @@ def test_session_start_reconciles_its_list_from_the_configured_dir(db: Any, tmp_
     session(db, "sess-c")
     _write_task(root, "sess-c", {"id": "1", "subject": "Ship", "status": "in_progress"})
     _write_task(root, "sess-other", {"id": "1", "subject": "Other", "status": "completed"})
-    report = on_hook_event(db, claude_event("SessionStart", "sess-c", 0, source="resume"))
+    report = on_task_signal(db, claude_event("SessionStart", "sess-c", 0, source="resume"))
     assert report.lists == 1
     tasks = list_tasks(db)
     assert [(t["id"], t["status"], t["outcome"]) for t in tasks] == [
@@ -245,7 +245,7 @@ def test_cli_tasks_sync_list_and_show(db: Any, tmp_path: Path) -> None:
 def test_cli_outcome_commands(db: Any, cfg: dict[str, Any]) -> None:
     mid = add_memory(db, cfg, "Pin `node@20` in .nvmrc")
     session(db, "sess-e")
-    on_hook_event(db, claude_event("TaskCreated", "sess-e", 0.5, task_id="1"))
+    on_task_signal(db, claude_event("TaskCreated", "sess-e", 0.5, task_id="1"))
     surface(db, mid, "sess-e", 1)
     event(db, "sess-e", 2, tool="Bash", command="echo node@20 > .nvmrc")
     runner = CliRunner()
@@ -431,8 +431,8 @@ def test_sinking_memories_are_withheld_from_injection_but_findable(
 
 def test_reconcile_does_not_log_tasks_already_in_their_state(db: Any, tmp_path: Path) -> None:
     session(db, "sess-f")
-    on_hook_event(db, claude_event("TaskCreated", "sess-f", 1, task_id="2"))
-    on_hook_event(db, claude_event("TaskCompleted", "sess-f", 2, task_id="2"))
+    on_task_signal(db, claude_event("TaskCreated", "sess-f", 1, task_id="2"))
+    on_task_signal(db, claude_event("TaskCompleted", "sess-f", 2, task_id="2"))
     root = tmp_path / "tasks"
     _write_task(root, "sess-f", {"id": "2", "subject": "s", "status": "completed"})
     before = db.execute("SELECT count(*) FROM task_events").fetchone()[0]
@@ -442,8 +442,8 @@ def test_reconcile_does_not_log_tasks_already_in_their_state(db: Any, tmp_path: 
 
 
 def test_task_update_with_an_odd_result_shape_still_counts(db: Any) -> None:
-    on_hook_event(db, claude_event("TaskCreated", "s7", 1, task_id="3"))
-    result = on_hook_event(
+    on_task_signal(db, claude_event("TaskCreated", "s7", 1, task_id="3"))
+    result = on_task_signal(
         db,
         claude_event(
             "PostToolUse",

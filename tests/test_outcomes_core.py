@@ -10,7 +10,7 @@ from memory_layer import outcomes
 from memory_layer.config import set_value
 from memory_layer.errors import ConfigError
 from memory_layer.listing import details
-from memory_layer.outcomes.claude import on_hook_event
+from memory_layer.outcomes.claude import on_task_signal
 from memory_layer.outcomes.rules import close_outcome
 from memory_layer.storage.records import get_memory, history
 from tests.test_outcomes_support import (
@@ -74,13 +74,13 @@ def test_metadata_outcome_wins_over_reason() -> None:
 
 
 def _complete(db: Any, session_id: str, task: str, minute: float, **extra: Any) -> Any:
-    return on_hook_event(
+    return on_task_signal(
         db, claude_event("TaskCompleted", session_id, minute, task_id=task, **extra)
     )
 
 
 def _create(db: Any, session_id: str, task: str, minute: float) -> Any:
-    return on_hook_event(
+    return on_task_signal(
         db,
         claude_event("TaskCreated", session_id, minute, task_id=task, task_subject="Fix db"),
     )
@@ -133,9 +133,9 @@ def test_shown_weight_is_configurable(db: Any, rivals: dict[str, str]) -> None:
 def test_edit_evidence_and_failure_penalty(db: Any, rivals: dict[str, str]) -> None:
     _create(db, "s1", "1", 2)
     # Started, worked on, then deleted: a failure for the memory acted on.
-    on_hook_event(db, task_update("s1", "1", 2.5, "in_progress"))
+    on_task_signal(db, task_update("s1", "1", 2.5, "in_progress"))
     event(db, "s1", 3, tool="Edit", file_path="/repo/.env", text="PGHOST=127.0.0.1\n")
-    result = on_hook_event(
+    result = on_task_signal(
         db,
         claude_event(
             "PostToolUse",
@@ -193,7 +193,7 @@ def test_replaying_the_same_close_changes_nothing(db: Any, rivals: dict[str, str
     _complete(db, "s1", "1", 5)
     ops = len(history(db, rivals["good"]))
     again = _complete(db, "s1", "1", 5)
-    also = on_hook_event(
+    also = on_task_signal(
         db,
         claude_event(
             "PostToolUse",
@@ -225,7 +225,7 @@ def test_stale_events_are_ignored(db: Any, rivals: dict[str, str]) -> None:
     event(db, "s1", 3, tool="Bash", command="docker compose up -d db")
     _complete(db, "s1", "1", 5)
     # An in_progress update older than the completion (a late or replayed event).
-    late = on_hook_event(
+    late = on_task_signal(
         db,
         claude_event(
             "PostToolUse",
@@ -245,7 +245,7 @@ def test_reopen_reverses_then_recompletion_credits_again(db: Any, rivals: dict[s
     event(db, "s1", 3, tool="Bash", command="docker compose up -d db")
     _complete(db, "s1", "1", 5)
     before = get_memory(db, rivals["good"])
-    reopened = on_hook_event(
+    reopened = on_task_signal(
         db,
         claude_event(
             "PostToolUse",
@@ -337,7 +337,7 @@ def test_unknown_task_is_a_named_error(db: Any) -> None:
 
 def test_in_progress_at_session_end_stays_open(db: Any, rivals: dict[str, str]) -> None:
     _create(db, "s1", "1", 2)
-    on_hook_event(
+    on_task_signal(
         db,
         claude_event(
             "PostToolUse",
@@ -349,7 +349,7 @@ def test_in_progress_at_session_end_stays_open(db: Any, rivals: dict[str, str]) 
         ),
     )
     event(db, "s1", 4, tool="Bash", command="docker compose up -d db")
-    on_hook_event(db, claude_event("SessionEnd", "s1", 5, reason="prompt_input_exit"))
+    on_task_signal(db, claude_event("SessionEnd", "s1", 5, reason="prompt_input_exit"))
     task = outcomes.list_tasks(db)[0]
     assert (task["status"], task["outcome"], task["credits"]) == ("in_progress", None, 0)
     assert task["closed_at"] is None
@@ -426,8 +426,8 @@ def test_learning_series_counts_days(db: Any, rivals: dict[str, str]) -> None:
     outcomes.memory_feedback(db, rivals["good"], True, actor="t", source="cli")
     outcomes.memory_feedback(db, rivals["good"], True, actor="t", source="cli")
     now = iso(utcnow())
-    on_hook_event(db, claude_event("TaskCreated", "s1", 0, task_id="9", at=now))
-    on_hook_event(db, claude_event("TaskCompleted", "s1", 0, task_id="9", at=now))
+    on_task_signal(db, claude_event("TaskCreated", "s1", 0, task_id="9", at=now))
+    on_task_signal(db, claude_event("TaskCompleted", "s1", 0, task_id="9", at=now))
     series = outcomes.learning_series(db, days=3)
     assert len(series) == 3
     today = series[-1]
@@ -445,18 +445,18 @@ def test_the_closing_message_of_the_turn_counts_as_evidence(
     assert {c["weight"] for c in first.credits} == {0.5}
     # Claude's closing message arrives with Stop, after the task was marked completed.
     event(db, "s1", 4, "assistant", text="Fixed: ran `docker compose up -d db`, tests pass.")
-    report = on_hook_event(db, claude_event("Stop", "s1", 4))
+    report = on_task_signal(db, claude_event("Stop", "s1", 4))
     assert [r["action"] for r in report.applied] == ["rejudged"]
     good = get_memory(db, rivals["good"])
     assert (good.outcome_score, good.success_count) == (pytest.approx(0.2), 1)
     bad = get_memory(db, rivals["bad"])  # the guess is replaced: shown, not used
     assert (bad.outcome_score, bad.success_count) == (0.0, 0)
     ops = len(history(db, rivals["good"]))
-    assert on_hook_event(db, claude_event("Stop", "s1", 4.5)).applied == []  # replay
+    assert on_task_signal(db, claude_event("Stop", "s1", 4.5)).applied == []  # replay
     # The next turn's Stop does not reach back to tasks closed in earlier turns.
     event(db, "s1", 5, "prompt", text="thanks, now the docs")
     event(db, "s1", 6, "assistant", text="Per the memory: `PGHOST=127.0.0.1`.")
-    assert on_hook_event(db, claude_event("Stop", "s1", 6)).applied == []
+    assert on_task_signal(db, claude_event("Stop", "s1", 6)).applied == []
     assert len(history(db, rivals["good"])) == ops
     assert get_memory(db, rivals["bad"]).outcome_score == 0.0
     # Undo still reverses exactly what is in effect.

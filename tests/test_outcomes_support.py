@@ -1,13 +1,18 @@
 """Helpers shared by the outcome tests: surfacings and session events as the hooks
-write them (tables from migration m010), without going through a hook."""
+write them (tables from migration m010), without going through a hook, and task
+signals built from hook payloads by the hooks' own doors."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from memory_layer.hooks.events import parse_event
 from memory_layer.memories import remember
 from memory_layer.models import iso
+from memory_layer.outcomes.signals import TaskSignal, from_hook_event
 
 PROJECT = "github.com/acme/api"
 T0 = datetime(2026, 6, 1, 9, 0, tzinfo=UTC)
@@ -66,27 +71,39 @@ def session(db: Any, session_id: str, minute: float = 0, project: str = PROJECT)
     )
 
 
-def claude_event(name: str, session_id: str, minute: float, **fields: Any) -> dict[str, Any]:
-    base: dict[str, Any] = {
-        "hook_event_name": name,
-        "session_id": session_id,
-        "cwd": "/repo",
-        "project": PROJECT,
-        "tool_name": None,
-        "tool_input": None,
-        "tool_response": None,
-        "task_id": None,
-        "task_subject": None,
-        "task_description": None,
-        "at": at(minute),
-    }
-    base.update(fields)
-    return base
+def hook_signal(
+    payload: dict[str, Any],
+    *,
+    at: str,
+    project: str = PROJECT,
+    env: Mapping[str, str] | None = None,
+) -> TaskSignal | None:
+    """What the hooks hand outcome learning for this stdin payload: parsed by the
+    hook's own door (``parse_event``, which reads CLAUDE_CODE_TASK_LIST_ID from ``env``,
+    by default this process's environment), then into a task signal."""
+    event = parse_event(payload["hook_event_name"], json.dumps(payload), env)
+    return from_hook_event(event, project, at)
+
+
+def claude_event(name: str, session_id: str, minute: float, **fields: Any) -> Any:
+    """The task signal of hook ``name`` at ``minute`` (``at=`` overrides the time);
+    ``task_list_id=`` is the hook process's CLAUDE_CODE_TASK_LIST_ID."""
+    when = fields.pop("at", None) or at(minute)
+    env = None
+    if "task_list_id" in fields:
+        env = {"CLAUDE_CODE_TASK_LIST_ID": fields.pop("task_list_id")}
+    payload = {"hook_event_name": name, "session_id": session_id, "cwd": "/repo", **fields}
+    return hook_signal(payload, at=when, env=env)
 
 
 def claude_tool(
-    session_id: str, minute: float, tool: str, tool_input: dict[str, Any], response: Any
-) -> dict[str, Any]:
+    session_id: str,
+    minute: float,
+    tool: str,
+    tool_input: dict[str, Any],
+    response: Any,
+    **fields: Any,
+) -> Any:
     """A PostToolUse of TaskCreate or TaskUpdate, as the hooks hand it over."""
     return claude_event(
         "PostToolUse",
@@ -95,12 +112,11 @@ def claude_tool(
         tool_name=tool,
         tool_input=tool_input,
         tool_response=response,
+        **fields,
     )
 
 
-def task_update(
-    session_id: str, task: str, minute: float, status: str, **change: str
-) -> dict[str, Any]:
+def task_update(session_id: str, task: str, minute: float, status: str, **change: str) -> Any:
     """A TaskUpdate of ``status``; ``change`` (e.g. from_="pending") adds statusChange."""
     response: dict[str, Any] = {"success": True, "taskId": task}
     if change:
@@ -110,7 +126,7 @@ def task_update(
     )
 
 
-def task_create(session_id: str, task: str, minute: float) -> dict[str, Any]:
+def task_create(session_id: str, task: str, minute: float, **fields: Any) -> Any:
     subject = f"Task {task}"
     return claude_tool(
         session_id,
@@ -118,4 +134,5 @@ def task_create(session_id: str, task: str, minute: float) -> dict[str, Any]:
         "TaskCreate",
         {"subject": subject},
         {"task": {"id": task, "subject": subject}},
+        **fields,
     )

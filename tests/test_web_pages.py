@@ -444,7 +444,9 @@ def test_review_revise(client, db, cfg):
 @pytest.fixture
 def task(db, cfg):
     """A Claude Code task whose session was shown a memory and acted on it."""
-    from memory_layer.outcomes.claude import on_hook_event
+    from memory_layer.hooks.events import parse_event
+    from memory_layer.outcomes.claude import on_task_signal
+    from memory_layer.outcomes.signals import from_hook_event
 
     memory_id = remember(
         db,
@@ -468,22 +470,10 @@ def task(db, cfg):
     )
 
     def hook(name: str, minute: float) -> None:
-        on_hook_event(
-            db,
-            {
-                "hook_event_name": name,
-                "session_id": "s1",
-                "cwd": "/repo",
-                "project": PROJECT,
-                "tool_name": None,
-                "tool_input": None,
-                "tool_response": None,
-                "task_id": "1",
-                "task_subject": "Fix the <b>db</b> tests",
-                "task_description": None,
-                "at": at(minute),
-            },
-        )
+        payload = {"session_id": "s1", "cwd": "/repo", "task_id": "1"}
+        payload["task_subject"] = "Fix the <b>db</b> tests"
+        event = parse_event(name, json.dumps(payload), {})
+        on_task_signal(db, from_hook_event(event, PROJECT, at(minute)))
 
     hook("TaskCreated", 2)
     db.execute(

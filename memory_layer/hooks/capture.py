@@ -169,33 +169,6 @@ def on_tool(
     return stored
 
 
-def task_payload(
-    event: Any, project: str, config: dict[str, Any], at: str | None = None
-) -> dict[str, Any]:
-    """The plain dict outcome learning takes (see memory_layer.outcomes.claude)."""
-    payload = {
-        "hook_event_name": event.name,
-        "session_id": event.session_id,
-        "cwd": event.directory,
-        "project": project,
-        "tool_name": getattr(event, "tool_name", ""),
-        "tool_input": dict(getattr(event, "tool_input", {}) or {}),
-        "tool_response": getattr(event, "tool_response", None),
-        "task_id": getattr(event, "task_id", ""),
-        "task_subject": getattr(event, "task_subject", ""),
-        "task_description": getattr(event, "task_description", ""),
-        # The hook process's CLAUDE_CODE_TASK_LIST_ID: in the warm engine, os.environ is
-        # the environment of whichever session started the engine.
-        "task_list_id": getattr(event, "task_list_id", ""),
-        "config": config,
-    }
-    if getattr(event, "team_name", ""):
-        payload["team_name"] = event.team_name
-    if at:
-        payload["at"] = at  # when the hook saw it: the same stamp as its session events
-    return payload
-
-
 def task_hook(
     conn: sqlite3.Connection,
     event: Any,
@@ -203,18 +176,23 @@ def task_hook(
     config: dict[str, Any],
     at: str | None = None,
 ) -> None:
-    """Hand task events to outcome learning.
+    """Hand what a hook event says about tasks to outcome learning, as a task signal
+    built once from the typed event (``at``: when the hook saw it, the same stamp as its
+    session events).
 
     Besides task events proper, SessionStart, Stop and (deferred) SessionEnd go
     there too: outcome learning reconciles the session's task files from disk,
     catching task changes whose hooks were missed.
     """
     try:
-        from memory_layer.outcomes.claude import on_hook_event
+        from memory_layer.outcomes.claude import on_task_signal
+        from memory_layer.outcomes.signals import from_hook_event
 
-        on_hook_event(conn, task_payload(event, project, config, at))
+        signal = from_hook_event(event, project, at)
+        if signal is not None:
+            on_task_signal(conn, signal, config)
     except Exception as exc:  # outcome learning failing must not fail capture
-        log(f"outcomes.claude.on_hook_event failed for {event.name}", exc=exc)
+        log(f"outcome learning failed for {event.name}", exc=exc)
 
 
 def extract_transcript(

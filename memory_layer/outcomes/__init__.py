@@ -7,7 +7,8 @@ functions re-exported here, so the rules hold the same everywhere:
 - ``record_outcome``, ``correct_outcome``, ``undo_outcome`` (a task's outcome);
 - ``memory_feedback``, ``undo_credit``, ``restore_sinking`` (one memory);
 - ``is_proven``, ``is_sinking`` (marks used by injection);
-- ``claude.on_hook_event`` / ``claude.reconcile`` and ``beads`` (the trackers).
+- ``claude.on_task_signal`` / ``claude.reconcile`` and ``beads`` (the trackers), fed
+  typed values parsed once at the door (``signals.TaskSignal``, ``beads_issue``).
 """
 
 from __future__ import annotations

@@ -13,6 +13,10 @@ explicit marker (rules.close_outcome). An update whose status is no longer
 audit log: status changes and ``bd audit label good|bad`` verdicts), and from
 ``bd list --status closed --json`` when bd is installed.
 
+bd's JSON is read once, at the door, into frozen values (``outcomes.beads_issue``):
+everything past ``parse_issue`` / ``issue_from_json`` / ``interaction_from_json`` reads
+a ``BeadsIssue`` or ``BeadsInteraction``, never a dict.
+
 Tasks are keyed ``beads:<project>:<issue id>``.
 """
 
@@ -24,13 +28,22 @@ import shlex
 import shutil
 import subprocess
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 from memory_layer.errors import InvalidInput, NotFound
 from memory_layer.models import iso, parse_time
+from memory_layer.outcomes.beads_issue import (
+    CLOSED,
+    LABEL,
+    BeadsInteraction,
+    BeadsIssue,
+    interaction_from_json,
+    issue_from_json,
+    parse_issue,
+)
 from memory_layer.outcomes.lifecycle import (
     CLOSE,
     OPEN,
@@ -46,7 +59,6 @@ from memory_layer.outcomes.store import (
     log_event,
     manual_verdict,
     now_stamp,
-    stamp,
     task_key,
 )
 from memory_layer.storage.conn import Conn, raw
@@ -64,10 +76,6 @@ class BeadsNotFound(NotFound):
 
 class HookConflict(InvalidInput):
     """A Beads hook that memory-layer did not write is in the way."""
-
-
-class InvalidIssue(InvalidInput):
-    """The issue JSON bd handed over cannot be read."""
 
 
 def find_beads_repo(start: Path | None = None) -> Path:
@@ -134,28 +142,6 @@ def install(repo: Path, *, force: bool = False, python: str | None = None) -> li
     return written
 
 
-def parse_issue(text: str | bytes, issue_id: str | None = None) -> dict[str, Any]:
-    """One issue from bd's JSON: an object, a legacy array (`bd show`), or an
-    envelope ``{"schema_version": 1, "data": ...}``."""
-    try:
-        data = json.loads(text) if text else None
-    except ValueError as exc:
-        raise InvalidIssue(f"The issue JSON on stdin is not valid JSON ({exc}).") from None
-    if isinstance(data, dict) and "data" in data and "id" not in data:
-        data = data["data"]
-    if isinstance(data, list):
-        issues = [d for d in data if isinstance(d, dict)]
-        chosen = [d for d in issues if d.get("id") == issue_id] or issues[:1]
-        data = chosen[0] if chosen else None
-    if not isinstance(data, dict):
-        if issue_id:
-            return {"id": issue_id}  # bd gave no body: the id alone still names the issue
-        raise InvalidIssue("No issue object in the JSON bd passed.")
-    if issue_id and not data.get("id"):
-        data = {**data, "id": issue_id}
-    return data
-
-
 def _project(repo: Path | None, project: str | None) -> str | None:
     if project:
         return project
@@ -168,28 +154,24 @@ def _project(repo: Path | None, project: str | None) -> str | None:
 
 def apply_issue(
     conn: Conn,
-    issue: dict[str, Any],
+    issue: BeadsIssue,
     *,
     project: str | None,
-    event: str,
     source: str,
     config: dict[str, Any] | None = None,
     event_key: str | None = None,
 ) -> OutcomeResult | None:
     """Apply what an issue's current state says about its task."""
-    issue_id = str(issue.get("id") or "").strip()
-    if not issue_id:
-        raise InvalidIssue("The issue has no id.")
-    status = str(issue.get("status") or "").strip() or ("closed" if event == "close" else "")
-    opened = stamp(issue.get("created_at"))
+    issue_id, status = issue.id, issue.status
+    opened = issue.created_at
     with transaction(conn):
         key = task_key(SOURCE, project, issue_id)
         known = find_task(conn, key)
-        if status == "closed":
+        if status == CLOSED:
             kind = CLOSE
-            at = stamp(issue.get("closed_at")) or stamp(issue.get("updated_at")) or now_stamp()
-        elif status in OPEN_STATUSES or (status and status != "closed"):
-            at = stamp(issue.get("updated_at")) or now_stamp()
+            at = issue.closed_at or issue.updated_at or now_stamp()
+        elif status in OPEN_STATUSES or (status and status != CLOSED):
+            at = issue.updated_at or now_stamp()
             if known is not None and not known.is_open:
                 kind = REOPEN
             elif status == "in_progress":
@@ -209,7 +191,7 @@ def apply_issue(
                 source=source,
                 event=kind,
                 status=status,
-                session_id=_text(issue.get("closed_by_session")),
+                session_id=issue.closed_by_session,
                 applied=False,
                 note=note,
                 event_key=event_key,
@@ -229,13 +211,13 @@ def apply_issue(
             opened_at=opened,
             status=status,
             project=project,
-            session_id=_text(issue.get("closed_by_session")),
-            subject=_text(issue.get("title")),
-            description=_text(issue.get("description")),
-            started_at=stamp(issue.get("started_at")),
+            session_id=issue.closed_by_session,
+            subject=issue.title,
+            description=issue.description,
+            started_at=issue.started_at,
         )
-        reason = _text(issue.get("close_reason"))
-        outcome = close_outcome(reason, issue.get("metadata")) if kind == CLOSE else None
+        reason = issue.close_reason
+        outcome = close_outcome(reason, issue.metadata) if kind == CLOSE else None
         return transition(
             conn,
             task,
@@ -247,14 +229,10 @@ def apply_issue(
             config=config,
             outcome=outcome,
             reason=reason,
-            session_id=_text(issue.get("closed_by_session")),
+            session_id=issue.closed_by_session,
             event_key=event_key,
             created=created,
         )
-
-
-def _text(value: Any) -> str | None:
-    return value.strip() or None if isinstance(value, str) else None
 
 
 def on_beads_hook(
@@ -268,14 +246,9 @@ def on_beads_hook(
     config: dict[str, Any] | None = None,
 ) -> OutcomeResult | None:
     """What `.beads/hooks/on_close|on_update|on_create <id> <event>` reports."""
-    issue = parse_issue(payload, issue_id)
+    issue = parse_issue(payload, issue_id, event=event)
     return apply_issue(
-        conn,
-        issue,
-        project=_project(repo, project),
-        event=event,
-        source=f"beads:on_{event}",
-        config=config,
+        conn, issue, project=_project(repo, project), source=f"beads:on_{event}", config=config
     )
 
 
@@ -369,90 +342,92 @@ def sync(
         raise BeadsNotFound(f"{repo} has no .beads directory. Run `bd init` there first.")
     project = _project(repo, project)
     report = SyncReport()
-    issues: dict[str, dict[str, Any]] = {}
-    for row in _jsonl(beads / "issues.jsonl", report):
-        if row.get("_type", "issue") == "issue" and row.get("id"):
-            issues[str(row["id"])] = row
-    if use_bd:
-        for row in bd_closed_issues(repo, report):
-            if row.get("id"):
-                issues[str(row["id"])] = {**issues.get(str(row["id"]), {}), **row}
-    report.issues = len(issues)
+    issues = _read_issues(repo, beads, use_bd, report)
 
     # The audit log first, in order: it holds the history (close, reopen, close again).
     for row in _jsonl(beads / "interactions.jsonl", report):
         report.interactions += 1
         try:
-            report.add(_apply_interaction(conn, row, issues, project, config))
+            line = interaction_from_json(row)
+            report.add(_apply_interaction(conn, line, issues, project, config))
         except InvalidInput as exc:
             report.skipped.append(f"interaction {row.get('id')}: {exc}")
     # Then each issue's current state: a close the log did not have.
     for issue in issues.values():
-        if issue.get("status") == "closed":
+        if issue.status == CLOSED:
             try:
                 report.add(
-                    apply_issue(
-                        conn,
-                        issue,
-                        project=project,
-                        event="close",
-                        source="sync:issues",
-                        config=config,
-                    )
+                    apply_issue(conn, issue, project=project, source="sync:issues", config=config)
                 )
             except InvalidInput as exc:
-                report.skipped.append(f"issue {issue.get('id')}: {exc}")
+                report.skipped.append(f"issue {issue.id}: {exc}")
     return report
+
+
+def _read_issues(
+    repo: Path, beads: Path, use_bd: bool, report: SyncReport
+) -> dict[str, BeadsIssue]:
+    """Every issue the export (and ``bd list``, when used) describes, by id. What bd
+    lists is newer than the export, so its fields win; each merged issue is then
+    parsed once."""
+    rows: dict[str, dict[str, Any]] = {}
+    for row in _jsonl(beads / "issues.jsonl", report):
+        if row.get("_type", "issue") == "issue" and row.get("id"):
+            rows[str(row["id"])] = row
+    if use_bd:
+        for row in bd_closed_issues(repo, report):
+            if row.get("id"):
+                rows[str(row["id"])] = {**rows.get(str(row["id"]), {}), **row}
+    report.issues = len(rows)
+    issues: dict[str, BeadsIssue] = {}
+    for key, row in rows.items():
+        try:
+            issues[key] = issue_from_json(row)
+        except InvalidInput as exc:
+            report.skipped.append(f"issue {key}: {exc}")
+    return issues
 
 
 def _apply_interaction(
     conn: Conn,
-    row: dict[str, Any],
-    issues: dict[str, dict[str, Any]],
+    line: BeadsInteraction,
+    issues: dict[str, BeadsIssue],
     project: str | None,
     config: dict[str, Any] | None,
 ) -> OutcomeResult | None:
-    kind = row.get("kind")
-    if kind == "label":
-        return _apply_label(conn, row, config)
-    extra = row.get("extra") if isinstance(row.get("extra"), dict) else {}
-    if kind != "field_change" or extra.get("field") != "status" or not row.get("issue_id"):
+    if line.kind == LABEL:
+        return _apply_label(conn, line, config)
+    if not line.is_status_change:
         return None
-    issue_id = str(row["issue_id"])
-    known = issues.get(issue_id, {})
-    at = row.get("created_at")
-    new = str(extra.get("new_value") or "")
-    issue = {
-        # What the export knew about the issue, then the state this line records.
-        "id": issue_id,
-        "title": known.get("title"),
-        "description": known.get("description"),
-        "created_at": known.get("created_at"),
-        "started_at": known.get("started_at"),
-        "metadata": known.get("metadata"),
-        "status": new,
-        "closed_at": at if new == "closed" else None,
-        "updated_at": at,
-        "close_reason": extra.get("reason") if new == "closed" else None,
-    }
+    issue_id = line.issue_id or ""  # a status change always names its issue
+    closing = line.new_value == CLOSED
+    # What the export knew about the issue, then the state this line records.
+    known = issues.get(issue_id) or BeadsIssue(id=issue_id)
+    issue = replace(
+        known,
+        id=issue_id,
+        status=line.new_value,
+        updated_at=line.at,
+        closed_at=line.at if closing else None,
+        close_reason=line.reason if closing else None,
+        closed_by_session=None,
+    )
     return apply_issue(
         conn,
         issue,
         project=project,
-        event="update",
         source="sync:interactions",
         config=config,
-        event_key=str(row.get("id") or "") or None,
+        event_key=line.id,
     )
 
 
 def _apply_label(
-    conn: Conn, row: dict[str, Any], config: dict[str, Any] | None
+    conn: Conn, line: BeadsInteraction, config: dict[str, Any] | None
 ) -> OutcomeResult | None:
     """`bd audit label <close-interaction> --label good|bad`: a reviewer's verdict on a
     close; it corrects the outcome when it disagrees."""
-    label = str(row.get("label") or "").lower()
-    parent = row.get("parent_id")
+    label, parent = line.label, line.parent_id
     if label not in {"good", "bad"} or not parent:
         return None
     found = (
@@ -471,13 +446,13 @@ def _apply_label(
             conn,
             task,
             CLOSE,
-            at=stamp(row.get("created_at")) or now_stamp(),
+            at=line.at or now_stamp(),
             status=task.status,
             source="sync:label",
-            actor=str(row.get("actor") or "bd"),
+            actor=line.actor or "bd",
             config=config,
             outcome=outcome,
-            reason=f"labelled {label}: {row.get('reason') or ''}".strip(),
-            event_key=str(row.get("id") or "") or None,
+            reason=f"labelled {label}: {line.reason or ''}".strip(),
+            event_key=line.id,
             correction=True,
         )

@@ -1,6 +1,7 @@
-"""Claude Code Tasks: hook events and reconciliation from ~/.claude/tasks.
+"""Claude Code Tasks: task signals and reconciliation from ~/.claude/tasks.
 
-Signals, all mapped onto lifecycle.transition:
+The hooks and the task files are read once, into ``outcomes.signals.TaskSignal``;
+this module reads only signals. Each is mapped onto lifecycle.transition:
 
 - ``TaskCreated`` → open; ``TaskCompleted`` → close as success;
 - PostToolUse ``TaskCreate`` → open; PostToolUse ``TaskUpdate`` with status
@@ -22,12 +23,11 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from memory_layer.errors import InvalidInput
 from memory_layer.models import parse_time
 from memory_layer.outcomes.lifecycle import (
     CLOSE,
@@ -39,6 +39,14 @@ from memory_layer.outcomes.lifecycle import (
     transition,
 )
 from memory_layer.outcomes.rules import FAILURE, SUCCESS, settings
+from memory_layer.outcomes.signals import (
+    CLAUDE,
+    STOP,
+    VIA_TASK_UPDATE,
+    InvalidTaskSignal,
+    TaskSignal,
+    from_task_file,
+)
 from memory_layer.outcomes.store import (
     Task,
     find_task,
@@ -52,10 +60,7 @@ from memory_layer.storage.conn import Conn, raw
 from memory_layer.storage.records import transaction
 from memory_layer.storage.sessions import get_session
 
-SOURCE = "claude"
-TASK_EVENTS = {"TaskCreated", "TaskCompleted"}
-TASK_TOOLS = {"TaskCreate", "TaskUpdate"}
-RECONCILE_EVENTS = {"SessionStart", "SessionEnd", "Stop"}
+SOURCE = CLAUDE
 # Claude status → (event, outcome). "pending" is an open task; on a closed task the
 # transition turns it (and "in_progress") into a reopen.
 STATUS_EVENTS: dict[str, tuple[str, str | None]] = {
@@ -66,147 +71,40 @@ STATUS_EVENTS: dict[str, tuple[str, str | None]] = {
 }
 
 
-class InvalidTaskEvent(InvalidInput):
-    """A task hook event without the fields it needs; the hook logs it and goes on."""
+def on_task_signal(
+    conn: Conn, signal: TaskSignal, config: dict[str, Any] | None = None
+) -> OutcomeResult | ReconcileReport:
+    """Apply one Claude Code task signal (``outcomes.signals``): the hooks build it from
+    TaskCreated, TaskCompleted, PostToolUse of TaskCreate/TaskUpdate and, to catch
+    missed events, SessionStart, SessionEnd and Stop.
 
-
-def _str(value: Any) -> str | None:
-    if value is None:
-        return None
-    if isinstance(value, (str, int)) and not isinstance(value, bool):
-        text = str(value).strip()
-        return text or None
-    return None
-
-
-def list_id_for(event: dict[str, Any]) -> str | None:
-    return (
-        _str(event.get("list_id"))
-        or _shared_list(event)
-        or _str(event.get("team_name"))
-        or _str(event.get("session_id"))
-    )
-
-
-def _shared_list(event: dict[str, Any]) -> str | None:
-    """CLAUDE_CODE_TASK_LIST_ID as the hook process saw it (the event's
-    ``task_list_id``, empty when unset). The warm engine's own environment is the
-    session's that started it, so it is read only for callers that do not pass one."""
-    if "task_list_id" in event:
-        return _str(event["task_list_id"])
-    return _str(os.environ.get("CLAUDE_CODE_TASK_LIST_ID"))
-
-
-def _mapping(value: Any, name: str) -> dict[str, Any]:
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise InvalidTaskEvent(f"{name} must be a JSON object, got {type(value).__name__}.")
-    return value
-
-
-def on_hook_event(conn: Conn, event: dict[str, Any]) -> OutcomeResult | dict[str, Any] | None:
-    """Apply one Claude Code hook event. The hooks dispatcher calls this for
-    TaskCreated, TaskCompleted, PostToolUse of TaskCreate/TaskUpdate, and (to catch
-    missed events) SessionStart, SessionEnd and Stop.
-
-    Returns what changed (None for events that are not about tasks). Raises
-    ``InvalidTaskEvent`` for a task event without a task id or with fields of the
-    wrong shape: the hook logs it; it never reaches the session.
+    Returns what changed: the task's result, or for a session boundary the report of
+    reconciling the session's task list from disk.
     """
-    if not isinstance(event, dict):
-        raise InvalidTaskEvent("The hook event must be a dict.")
-    name = _str(event.get("hook_event_name")) or ""
-    if name in RECONCILE_EVENTS:
-        list_id = list_id_for(event)
-        config = event.get("config") if isinstance(event.get("config"), dict) else None
-        report = reconcile(conn, list_ids=[list_id] if list_id else [], config=config)
-        session_id = _str(event.get("session_id"))
-        if name == "Stop" and session_id:
-            at = stamp(_str(event.get("at"))) or now_stamp()
-            for result in rejudge_turn(conn, session_id, at=at, source="hook:Stop", config=config):
-                report.applied.append(result.to_dict())
-        return report
-    if name in TASK_EVENTS:
-        task_id = _str(event.get("task_id"))
-        if not task_id:
-            raise InvalidTaskEvent(f"{name} without a task_id; nothing to record.")
-        status = "completed" if name == "TaskCompleted" else "pending"
-        return _apply(
-            conn,
-            event,
-            task_id,
-            status,
-            source=f"hook:{name}",
-            subject=_str(event.get("task_subject")),
-            description=_str(event.get("task_description")),
-        )
-    if name == "PostToolUse" and event.get("tool_name") in TASK_TOOLS:
-        tool_input = _mapping(event.get("tool_input"), "tool_input")
-        # The input names the task and the status; a result of an unexpected shape
-        # (a string from some future version) must not lose the event.
-        raw_response = event.get("tool_response")
-        response = raw_response if isinstance(raw_response, dict) else {}
-        if event["tool_name"] == "TaskCreate":
-            task = _mapping(response.get("task"), "tool_response.task")
-            task_id = _str(task.get("id")) or _str(response.get("taskId"))
-            if not task_id:
-                raise InvalidTaskEvent("TaskCreate result without task.id; nothing to record.")
-            return _apply(
-                conn,
-                event,
-                task_id,
-                "pending",
-                source="hook:TaskCreate",
-                subject=_str(task.get("subject")) or _str(tool_input.get("subject")),
-                description=_str(tool_input.get("description")),
-            )
-        if response.get("success") is False:
-            return None  # the update did not happen
-        task_id = _str(tool_input.get("taskId")) or _str(response.get("taskId"))
-        if not task_id:
-            raise InvalidTaskEvent("TaskUpdate without taskId; nothing to record.")
-        change = _mapping(response.get("statusChange"), "tool_response.statusChange")
-        status = _str(change.get("to")) or _str(tool_input.get("status"))
-        return _apply(
-            conn,
-            event,
-            task_id,
-            status,
-            source="hook:TaskUpdate",
-            subject=_str(tool_input.get("subject")),
-            description=_str(tool_input.get("description")),
-            prior=_str(change.get("from")),
-        )
-    return None
+    if not signal.is_boundary:
+        return _apply(conn, signal, config)
+    report = reconcile(conn, list_ids=[signal.list_id] if signal.list_id else [], config=config)
+    if signal.kind == STOP and signal.session_id:
+        for result in rejudge_turn(
+            conn, signal.session_id, at=signal.at, source=signal.via, config=config
+        ):
+            report.applied.append(result.to_dict())
+    return report
 
 
-def _apply(
-    conn: Conn,
-    event: dict[str, Any],
-    task_id: str,
-    status: str | None,
-    *,
-    source: str,
-    subject: str | None,
-    description: str | None,
-    at: str | None = None,
-    prior: str | None = None,
-) -> OutcomeResult:
-    """``prior``: the status a TaskUpdate changed the task from (statusChange.from)."""
-    session_id = _str(event.get("session_id"))
-    list_id = list_id_for(event)
-    if session_id and list_id == session_id and source == "hook:TaskUpdate":
+def _apply(conn: Conn, signal: TaskSignal, config: dict[str, Any] | None) -> OutcomeResult:
+    session_id, status, list_id = signal.session_id, signal.status, signal.list_id
+    task_id = signal.task_id or ""  # every task kind carries one (TaskSignal checks)
+    if session_id and list_id == session_id and signal.via == VIA_TASK_UPDATE:
         list_id = _team_list(conn, session_id, task_id, status) or list_id
-    elif session_id and list_id != session_id and _str(event.get("team_name")):
-        list_id = _own_list(conn, session_id, list_id, task_id, event) or list_id
-    project = _str(event.get("project"))
-    if project is None and _str(event.get("cwd")):
+    elif session_id and list_id != session_id and signal.team_name:
+        list_id = _own_list(conn, session_id, list_id, task_id, signal.at) or list_id
+    project = signal.project
+    if project is None and signal.cwd:
         from memory_layer.project import project_for
 
-        project = project_for(event["cwd"])
-    at = at or stamp(_str(event.get("at"))) or now_stamp()
-    config = event.get("config")
+        project = project_for(signal.cwd)
+    at, source = signal.at, signal.via
     with transaction(conn):
         task, created = ensure_task(
             conn,
@@ -218,8 +116,8 @@ def _apply(
             list_id=list_id,
             project=project,
             session_id=session_id,
-            subject=subject,
-            description=description,
+            subject=signal.subject,
+            description=signal.description,
         )
         if status is None:  # a TaskUpdate of the subject, owner or dependencies
             return OutcomeResult(
@@ -228,13 +126,8 @@ def _apply(
                 "opened" if created else "unchanged",
                 f"task {task.id} details updated",
             )
-        if status not in STATUS_EVENTS:
-            raise InvalidTaskEvent(
-                f"Unknown Claude task status {status!r}; expected one of "
-                f"{', '.join(STATUS_EVENTS)}."
-            )
         kind, outcome = STATUS_EVENTS[status]
-        ignored = None if created else _ignored(conn, task, prior, status)
+        ignored = None if created else _ignored(conn, task, signal.prior, status)
         if ignored:
             log_event(
                 conn,
@@ -256,7 +149,7 @@ def _apply(
             status=status,
             source=source,
             actor=f"claude:{session_id or 'unknown'}",
-            config=config if isinstance(config, dict) else None,
+            config=config,
             outcome=outcome,
             reason=f"Claude Code task {status}",
             session_id=session_id,
@@ -269,9 +162,7 @@ def _apply(
 SAME_TASK_WINDOW_S = 3600
 
 
-def _own_list(
-    conn: Conn, session_id: str, team_list: str, task_id: str, event: dict[str, Any]
-) -> str | None:
+def _own_list(conn: Conn, session_id: str, team_list: str, task_id: str, at: str) -> str | None:
     """The session's own list, when a team-tagged event is about a task the session
     already opened under its own key: hooks are async, and the untagged PostToolUse
     TaskCreate/TaskUpdate can land before TaskCreated/TaskCompleted. Only while no team
@@ -292,7 +183,6 @@ def _own_list(
     )
     if row is None:
         return None
-    at = stamp(_str(event.get("at"))) or now_stamp()
     age = (parse_time(at) - parse_time(row[0])).total_seconds()
     return session_id if 0 <= age <= SAME_TASK_WINDOW_S else None
 
@@ -403,7 +293,12 @@ def reconcile(
             except (OSError, ValueError) as exc:
                 report.skipped.append(f"{path}: unreadable ({exc})")
                 continue
-            result = _reconcile_file(conn, list_id, data, stamp(mtime) or now_stamp(), config)
+            try:
+                signal = from_task_file(data, list_id=list_id, at=stamp(mtime) or now_stamp())
+            except InvalidTaskSignal as exc:
+                report.skipped.append(f"{path}: {exc}")
+                continue
+            result = _reconcile_file(conn, signal, config)
             if isinstance(result, str):
                 report.skipped.append(f"{path}: {result}")
             elif result.changed:
@@ -412,16 +307,10 @@ def reconcile(
 
 
 def _reconcile_file(
-    conn: Conn, list_id: str, data: Any, at: str, config: dict[str, Any] | None
+    conn: Conn, signal: TaskSignal, config: dict[str, Any] | None
 ) -> OutcomeResult | str:
-    if not isinstance(data, dict):
-        return "not a task object"
-    external = _str(data.get("id"))
-    status = _str(data.get("status"))
-    if not external or status not in STATUS_EVENTS:
-        return f"no id or unknown status {status!r}"
-    key = task_key(SOURCE, list_id, external)
-    known = find_task(conn, key)
+    list_id, status = signal.list_id or "", signal.status
+    known = find_task(conn, task_key(SOURCE, list_id, signal.task_id or ""))
     project = known.project if known else _session_project(conn, list_id)
     if known is None and project is None:
         return "list is not a known session; its project is unknown"
@@ -431,19 +320,7 @@ def _reconcile_file(
     if known is not None and not known.is_open and manual_verdict(conn, known.id):
         # Quietly, for the same reason: the file says what the human overruled.
         return OutcomeResult(known.id, known.outcome, "unchanged", "outcome set by hand")
-    event = {
-        "session_id": known.session_id if known else list_id,
-        "project": project,
-        "list_id": list_id,
-        "config": config,
-    }
-    return _apply(
-        conn,
-        event,
-        external,
-        status,
-        source="sync:disk",
-        subject=_str(data.get("subject")),
-        description=_str(data.get("description")),
-        at=at,
-    )
+    # What only our store knows: the session a known task was opened in, and its
+    # project (a shared or team list's name is not a session's).
+    session_id = known.session_id if known else list_id
+    return _apply(conn, replace(signal, session_id=session_id, project=project), config)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -122,7 +123,7 @@ def close_outcome(reason: str | None, metadata: Any = None) -> str:
     reason, then the whole-word failure list; anything else is a success (bd's default
     reason is "Closed").
     """
-    if isinstance(metadata, dict):
+    if isinstance(metadata, Mapping):  # a dict, or a parsed issue's read-only copy
         value = str(metadata.get("outcome") or "").strip().lower()
         if value in {"success", "succeeded", "worked"}:
             return SUCCESS
