@@ -5,6 +5,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+# Which Claude Code session a `memory-layer` command runs in: the SessionStart hook
+# writes it into CLAUDE_ENV_FILE, so every Bash command of that session (the skill,
+# `/recall`) carries it (docs/hooks.md). Here because both the hook's fast path and
+# the CLI read it, and this module is the cheapest they share.
+SESSION_ENV = "MEMORY_LAYER_SESSION_ID"
+
 
 def user_dir() -> Path:
     """Return ``$MEMORY_LAYER_HOME``, else ``~/.memory-layer``, creating it (mode 0700)."""

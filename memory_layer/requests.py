@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields
 
 from memory_layer.errors import InvalidInput
+from memory_layer.paths import SESSION_ENV
 
 # typing costs ~3 ms to import and is needed here only by type checkers (annotations
 # are strings at run time), so the CLI's fast path never imports it.
@@ -18,10 +19,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-# The environment variable that tells `memory-layer recall` which Claude Code session
-# runs it: the SessionStart hook writes it into CLAUDE_ENV_FILE, so every Bash command
-# of that session (the skill, `/recall`) carries it (docs/hooks.md).
-SESSION_ENV = "MEMORY_LAYER_SESSION_ID"
 # Longer than any real session id (Claude Code's are UUIDs), short enough to log.
 MAX_SESSION_CHARS = 200
 

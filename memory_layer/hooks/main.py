@@ -134,6 +134,11 @@ def dispatch(name: str, raw: bytes, env: Mapping[str, str] | None = None) -> str
 
         if ignore_file([event.directory, event.project_dir]):
             return ""  # opted out: no capture, no injection, no engine
+        if event.name == "SessionStart":
+            # Without CLAUDE_ENV_FILE (an older Claude Code) `recall --session` still works.
+            from memory_layer.hooks.session_env import export_session
+
+            export_session(event.session_id, env if env is not None else os.environ)
         output = _via_engine(event)
         if output is None:
             output = _in_process(event)
