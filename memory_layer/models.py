@@ -6,7 +6,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 
-from memory_layer.errors import UnknownCategory
+from memory_layer.errors import InvalidInput, UnknownCategory
 
 # typing costs ~3 ms to import and is needed here only by type checkers (annotations
 # are strings at run time), so the hook path never imports it.
@@ -63,6 +63,23 @@ def iso(moment: datetime) -> str:
 def parse_time(value: str) -> datetime:
     moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def stamp(value: str | datetime | None) -> str | None:
+    """Any tracker's time as our ISO form, so times from hooks, Beads and the usage
+    table compare correctly as text."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, datetime):
+        return iso(value)
+    try:
+        return iso(parse_time(str(value)))
+    except ValueError:
+        raise InvalidInput(f"Cannot read the time {value!r}; use ISO 8601.") from None
+
+
+def now_stamp() -> str:
+    return iso(utcnow())
 
 
 @dataclass(frozen=True)

@@ -52,7 +52,7 @@ from datetime import timedelta
 from memory_layer.hooks.events import parse_event
 from memory_layer.models import iso, utcnow
 from memory_layer.outcomes.claude import on_task_signal
-from memory_layer.outcomes.signals import from_hook_event
+from memory_layer.hooks.tasks import from_hook_event
 from memory_layer.storage.db import open_db
 
 memory_id, project = sys.argv[1], sys.argv[2]

@@ -333,7 +333,7 @@ def test_an_old_own_task_is_not_a_new_team_task_of_the_same_number(
 def test_the_engine_keys_tasks_by_the_hooks_task_list_not_its_own(monkeypatch):
     """The event a hook hands the warm engine carries the hook's CLAUDE_CODE_TASK_LIST_ID;
     the engine's own environment (another session's) must not decide the list."""
-    from memory_layer.outcomes.signals import from_hook_event
+    from memory_layer.hooks.tasks import from_hook_event
 
     monkeypatch.setenv("CLAUDE_CODE_TASK_LIST_ID", "the-engines-list")
     raw = json.dumps({"session_id": "s1", "cwd": "/tmp", "hook_event_name": "Stop"})

@@ -13,12 +13,12 @@ import pytest
 
 from memory_layer.errors import InvalidInput
 from memory_layer.hooks.events import event_from_dict, parse_event
+from memory_layer.hooks.tasks import from_hook_event
 from memory_layer.outcomes.claude import STATUS_EVENTS
 from memory_layer.outcomes.signals import (
     STATUSES,
     InvalidTaskSignal,
     TaskSignal,
-    from_hook_event,
     from_task_file,
 )
 from tests.conftest import FIXTURES

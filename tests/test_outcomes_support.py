@@ -10,9 +10,10 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from memory_layer.hooks.events import parse_event
+from memory_layer.hooks.tasks import from_hook_event
 from memory_layer.memories import remember
 from memory_layer.models import iso
-from memory_layer.outcomes.signals import TaskSignal, from_hook_event
+from memory_layer.outcomes.signals import TaskSignal
 
 PROJECT = "github.com/acme/api"
 T0 = datetime(2026, 6, 1, 9, 0, tzinfo=UTC)

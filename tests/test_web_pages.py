@@ -445,8 +445,8 @@ def test_review_revise(client, db, cfg):
 def task(db, cfg):
     """A Claude Code task whose session was shown a memory and acted on it."""
     from memory_layer.hooks.events import parse_event
+    from memory_layer.hooks.tasks import from_hook_event
     from memory_layer.outcomes.claude import on_task_signal
-    from memory_layer.outcomes.signals import from_hook_event
 
     memory_id = remember(
         db,

@@ -1,14 +1,13 @@
-"""The Flask application factory, the per-request database connection and error pages."""
+"""The Flask application factory and its error pages."""
 
 from __future__ import annotations
 
 import secrets
 import sqlite3
-import threading
 from collections.abc import Iterable
 from typing import Any
 
-from flask import Flask, g, render_template
+from flask import Flask, render_template
 from werkzeug.exceptions import HTTPException
 
 from memory_layer.errors import (
@@ -19,6 +18,7 @@ from memory_layer.errors import (
     NotFound,
 )
 from memory_layer.web import security
+from memory_layer.web.store import close_db
 
 # Only this module turns library errors into HTTP statuses.
 STATUS_FOR: tuple[tuple[type[MemoryLayerError], int], ...] = (
@@ -34,35 +34,6 @@ def status_for(exc: MemoryLayerError) -> int:
         if isinstance(exc, kind):
             return status
     return 400
-
-
-def db() -> sqlite3.Connection:
-    """One connection per request, opened on first use and closed at teardown."""
-    if "db" not in g:
-        from memory_layer.api import open_db
-
-        g.db = open_db()
-    return g.db
-
-
-_embedder_lock = threading.Lock()
-
-
-def embedder(config: dict[str, Any]) -> Any:
-    """The process-wide embedder the CLI uses too (None = keyword-only).
-
-    The lock keeps two first requests from loading the model twice at once.
-    """
-    from memory_layer.api import get_embedder
-
-    with _embedder_lock:
-        return get_embedder(config)
-
-
-def _close_db(_exc: BaseException | None) -> None:
-    conn = g.pop("db", None)
-    if conn is not None:
-        conn.close()
 
 
 def create_app(
@@ -91,7 +62,7 @@ def create_app(
         ML_TOKEN=token or None,
         ML_ALLOWED_HOSTS=security.allowed_hosts(host, port, allow_hosts),
     )
-    app.teardown_appcontext(_close_db)
+    app.teardown_appcontext(close_db)
     security.install(app)
     _register_filters(app)
     _register_errors(app)

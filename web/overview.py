@@ -15,8 +15,8 @@ from memory_layer.api import (
 )
 from memory_layer.config import load_config
 from memory_layer.web import charts
-from memory_layer.web.app import db
 from memory_layer.web.learning import learning
+from memory_layer.web.store import db
 
 bp = Blueprint("overview", __name__)
 

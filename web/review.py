@@ -12,8 +12,8 @@ from werkzeug.wrappers import Response
 from memory_layer import api
 from memory_layer.config import load_config
 from memory_layer.errors import InvalidInput
-from memory_layer.web.app import db, embedder
 from memory_layer.web.forms import plain_newlines
+from memory_layer.web.store import db, embedder
 
 bp = Blueprint("review", __name__)
 ACTOR = "web"

@@ -21,7 +21,7 @@ from memory_layer.config import (
     unset_value,
 )
 from memory_layer.errors import ConfigError
-from memory_layer.web.app import embedder
+from memory_layer.web.store import embedder
 
 bp = Blueprint("settings", __name__)
 

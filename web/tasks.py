@@ -11,8 +11,8 @@ from werkzeug.wrappers import Response
 
 from memory_layer.api import correct_outcome, list_tasks, task_detail
 from memory_layer.errors import InvalidInput
-from memory_layer.web.app import db
 from memory_layer.web.forms import page_number
+from memory_layer.web.store import db
 
 bp = Blueprint("tasks", __name__)
 ACTOR = "web"

@@ -19,8 +19,8 @@ from memory_layer.api import clean_tags, edit, forget, get_memory, restore
 from memory_layer.config import load_config
 from memory_layer.errors import InvalidInput
 from memory_layer.models import RETIRED, Memory
-from memory_layer.web.app import db, embedder
 from memory_layer.web.forms import plain_newlines
+from memory_layer.web.store import db, embedder
 
 bp = Blueprint("actions", __name__)
 ACTOR = "web"

@@ -24,8 +24,8 @@ from memory_layer.api import (
 from memory_layer.config import load_config
 from memory_layer.errors import InvalidInput
 from memory_layer.models import CATEGORIES, Memory
-from memory_layer.web.app import db, embedder
 from memory_layer.web.forms import page_number
+from memory_layer.web.store import db, embedder
 
 bp = Blueprint("memories", __name__)
 

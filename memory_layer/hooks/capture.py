@@ -185,8 +185,8 @@ def task_hook(
     catching task changes whose hooks were missed.
     """
     try:
+        from memory_layer.hooks.tasks import from_hook_event
         from memory_layer.outcomes.claude import on_task_signal
-        from memory_layer.outcomes.signals import from_hook_event
 
         signal = from_hook_event(event, project, at)
         if signal is not None:
@@ -301,7 +301,7 @@ def process_pending(
 ) -> int:
     """Finish what SessionEnd left: extract the rest of each ended session's transcript
     (and, when ``llm`` and hooks.llm.enabled, send its prose to the LLM once)."""
-    from memory_layer.hooks.handlers import skip_reason
+    from memory_layer.hooks.where import skip_reason
 
     done = 0
     for session in activity.pending_sessions(conn):

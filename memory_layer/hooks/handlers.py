@@ -29,7 +29,7 @@ from memory_layer.hooks.events import (
     ToolUsed,
 )
 from memory_layer.hooks.log import log
-from memory_layer.hooks.where import fast_project, ignore_file, ignored_by_config
+from memory_layer.hooks.where import fast_project, skip_reason
 from memory_layer.models import iso, utcnow
 
 # typing costs ~3 ms to import and is needed here only by type checkers (annotations
@@ -70,20 +70,6 @@ def project_of(conn: sqlite3.Connection, event: Event) -> str:
         if session is not None and session.project and session.cwd == event.directory:
             return session.project
     return fast_project(event.directory)
-
-
-def skip_reason(event: Event, project: str, config: dict[str, Any]) -> str | None:
-    """Why hooks do nothing here: turned off, or the project opted out."""
-    hooks = config["hooks"]
-    if not hooks["enabled"]:
-        return "hooks.enabled is false"
-    dirs = [event.directory, event.project_dir]
-    found = ignore_file(dirs)
-    if found:
-        return f"ignore file {found}"
-    if ignored_by_config(project, dirs, hooks["ignore_projects"]):
-        return "listed in hooks.ignore_projects"
-    return None
 
 
 def _inject_limit(event: Event, config: dict[str, Any]) -> int:

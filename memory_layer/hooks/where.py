@@ -18,6 +18,14 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
+# typing costs ~3 ms to import and is needed here only by type checkers (annotations
+# are strings at run time), so the hook path never imports it.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from memory_layer.hooks.events import Event
+
 IGNORE_FILES = (".memory-layer-ignore", os.path.join(".memory-layer", "ignore"))
 
 _SECTION = re.compile(r'^\s*\[\s*([A-Za-z0-9.-]+)(?:\s+"((?:[^"\\]|\\.)*)")?\s*\]')
@@ -219,3 +227,17 @@ def ignored_by_config(project: str, directories: Iterable[str], patterns: Iterab
             if fnmatch.fnmatch(d, expanded) or d == expanded or d.startswith(expanded + os.sep):
                 return True
     return False
+
+
+def skip_reason(event: Event, project: str, config: dict[str, Any]) -> str | None:
+    """Why hooks do nothing here: turned off, or the project opted out."""
+    hooks = config["hooks"]
+    if not hooks["enabled"]:
+        return "hooks.enabled is false"
+    dirs = [event.directory, event.project_dir]
+    found = ignore_file(dirs)
+    if found:
+        return f"ignore file {found}"
+    if ignored_by_config(project, dirs, hooks["ignore_projects"]):
+        return "listed in hooks.ignore_projects"
+    return None

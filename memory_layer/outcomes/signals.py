@@ -4,8 +4,9 @@ Claude Code tells us about its tasks three ways: the TaskCreated / TaskCompleted
 hooks, the PostToolUse of its TaskCreate / TaskUpdate tools, and the task files it
 keeps in ``~/.claude/tasks/<list>/<id>.json``. Session boundaries (SessionStart,
 Stop, SessionEnd) are when outcome learning goes and reads those files. Each of them
-becomes one frozen ``TaskSignal`` here, the only place that reads those payloads;
-``outcomes.claude`` reads signals and nothing else. A payload that cannot say which
+becomes one frozen ``TaskSignal``: the hook door builds it from its typed event
+(``hooks.tasks.from_hook_event``), reconciliation from a task file
+(``from_task_file``, here); ``outcomes.claude`` reads signals and nothing else. A payload that cannot say which
 task it is about is refused with ``InvalidTaskSignal``, which the hook logs.
 
 Config is not part of a signal: it is what we do with the signal, not what the
@@ -17,15 +18,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from memory_layer.errors import InvalidInput
-from memory_layer.hooks.events import TaskEvent, ToolUsed
-from memory_layer.outcomes.store import now_stamp, stamp
 
 # typing costs a few ms to import and only type checkers need it here.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
-
-    from memory_layer.hooks.events import Event
 
 __all__ = [
     "BOUNDARY_KINDS",
@@ -35,7 +32,6 @@ __all__ = [
     "VIA_TASK_UPDATE",
     "InvalidTaskSignal",
     "TaskSignal",
-    "from_hook_event",
     "from_task_file",
     "kind_for",
 ]
@@ -132,7 +128,7 @@ def kind_for(status: str | None) -> str:
     return status if status in (COMPLETED, DELETED) else UPDATED
 
 
-def _str(value: Any) -> str | None:
+def text_of(value: Any) -> str | None:
     """An id or text from JSON: strings and numbers, stripped; None when empty."""
     if value is None:
         return None
@@ -142,94 +138,12 @@ def _str(value: Any) -> str | None:
     return None
 
 
-def _mapping(value: Any, name: str) -> dict[str, Any]:
+def mapping_of(value: Any, name: str) -> dict[str, Any]:
     if value is None:
         return {}
     if not isinstance(value, dict):
         raise InvalidTaskSignal(f"{name} must be a JSON object, got {type(value).__name__}.")
     return value
-
-
-def from_hook_event(event: Event, project: str | None, at: str | None = None) -> TaskSignal | None:
-    """The task signal in a typed hook event, or None when it says nothing about a task
-    (another tool, a PostToolUseFailure, a TaskUpdate that did not happen).
-
-    ``project`` is the one the hooks resolved for the session; ``at`` when the hook saw
-    the event (now when not given). Raises ``InvalidTaskSignal`` for a task event
-    that does not say which task, or with a field of the wrong shape.
-    """
-    session_id = _str(event.session_id)
-    # Only TaskCreated / TaskCompleted name the team (agent teams).
-    team_name = _str(event.team_name) if isinstance(event, TaskEvent) else None
-    common: dict[str, Any] = {
-        "source": CLAUDE,
-        "via": f"hook:{event.name}",
-        "at": stamp(at) or now_stamp(),
-        "session_id": session_id,
-        "project": _str(project),
-        "cwd": event.directory or None,
-        # The hook process's CLAUDE_CODE_TASK_LIST_ID, never the engine's environment:
-        # the warm engine serves every session, and its own is whichever one started it.
-        "list_id": _str(event.task_list_id) or team_name or session_id,
-        "team_name": team_name,
-    }
-    if event.name in BOUNDARY_EVENTS:
-        return TaskSignal(kind=BOUNDARY_EVENTS[event.name], **common)
-    if isinstance(event, TaskEvent) and event.name in TASK_EVENTS:
-        kind = TASK_EVENTS[event.name]
-        task_id = _str(event.task_id)
-        if not task_id:
-            raise InvalidTaskSignal(f"{event.name} without a task_id; nothing to record.")
-        return TaskSignal(
-            kind=kind,
-            task_id=task_id,
-            status="completed" if kind == COMPLETED else "pending",
-            subject=_str(event.task_subject),
-            description=_str(event.task_description),
-            **common,
-        )
-    if isinstance(event, ToolUsed) and event.name == "PostToolUse":
-        if event.tool_name in TASK_TOOLS:
-            return _from_task_tool(event, {**common, "via": f"hook:{event.tool_name}"})
-    return None
-
-
-def _from_task_tool(event: ToolUsed, common: dict[str, Any]) -> TaskSignal | None:
-    """PostToolUse of TaskCreate ({task: {id, subject}}) or TaskUpdate ({success,
-    taskId, statusChange: {from, to}})."""
-    tool_input = event.tool_input
-    # The input names the task and the status; a result of an unexpected shape (a
-    # string from some future version) must not lose the event.
-    response = event.tool_response if isinstance(event.tool_response, dict) else {}
-    if event.tool_name == "TaskCreate":
-        task = _mapping(response.get("task"), "tool_response.task")
-        task_id = _str(task.get("id")) or _str(response.get("taskId"))
-        if not task_id:
-            raise InvalidTaskSignal("TaskCreate result without task.id; nothing to record.")
-        return TaskSignal(
-            kind=CREATED,
-            task_id=task_id,
-            status="pending",
-            subject=_str(task.get("subject")) or _str(tool_input.get("subject")),
-            description=_str(tool_input.get("description")),
-            **common,
-        )
-    if response.get("success") is False:
-        return None  # the update did not happen
-    task_id = _str(tool_input.get("taskId")) or _str(response.get("taskId"))
-    if not task_id:
-        raise InvalidTaskSignal("TaskUpdate without taskId; nothing to record.")
-    change = _mapping(response.get("statusChange"), "tool_response.statusChange")
-    status = _str(change.get("to")) or _str(tool_input.get("status"))
-    return TaskSignal(
-        kind=kind_for(status),
-        task_id=task_id,
-        status=status,
-        prior=_str(change.get("from")),
-        subject=_str(tool_input.get("subject")),
-        description=_str(tool_input.get("description")),
-        **common,
-    )
 
 
 def from_task_file(data: Any, *, list_id: str, at: str) -> TaskSignal:
@@ -241,8 +155,8 @@ def from_task_file(data: Any, *, list_id: str, at: str) -> TaskSignal:
     """
     if not isinstance(data, dict):
         raise InvalidTaskSignal("not a task object")
-    task_id = _str(data.get("id"))
-    status = _str(data.get("status"))
+    task_id = text_of(data.get("id"))
+    status = text_of(data.get("status"))
     if not task_id or status not in STATUSES:
         raise InvalidTaskSignal(f"no id or unknown status {status!r}")
     return TaskSignal(
@@ -254,6 +168,6 @@ def from_task_file(data: Any, *, list_id: str, at: str) -> TaskSignal:
         list_id=list_id,
         task_id=task_id,
         status=status,
-        subject=_str(data.get("subject")),
-        description=_str(data.get("description")),
+        subject=text_of(data.get("subject")),
+        description=text_of(data.get("description")),
     )
