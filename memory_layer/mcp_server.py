@@ -42,8 +42,7 @@ class Server:
     SDK runs synchronous tools in worker threads."""
 
     def __init__(self, *, project: str | None, scene: str | None, client: str | None) -> None:
-        from memory_layer.storage.db import open_db
-        from memory_layer.trust.facts import clean_scene
+        from memory_layer.api import clean_scene, open_db
 
         self.conn: sqlite3.Connection = open_db()
         self.lock = threading.Lock()
@@ -68,13 +67,13 @@ class Server:
             return project
         if self.project is None:
             # The working directory does not change under a running server: resolve once.
-            from memory_layer.project import project_for
+            from memory_layer.api import project_for
 
             self.project = project_for()
         return self.project
 
     def embedder(self, config: dict[str, Any]) -> Any:
-        from memory_layer.embed import get_embedder
+        from memory_layer.api import get_embedder
 
         return get_embedder(config)
 
@@ -99,7 +98,7 @@ def _shown(value: Any) -> str:
 def agent_message(exc: MemoryLayerError, given: dict[str, Any]) -> str:
     """The error as an agent can act on it: what to do with its own tools, not CLI
     commands it cannot run, and never its whole (possibly huge) input echoed back."""
-    from memory_layer.outcomes import UnknownTask
+    from memory_layer.api import UnknownTask
 
     if isinstance(exc, UnknownTask):
         return (
@@ -149,8 +148,7 @@ def search(
     limit: int,
     source: str,
 ) -> dict[str, Any]:
-    from memory_layer.retrieval.search import Scope
-    from memory_layer.trust.facts import clean_scene
+    from memory_layer.api import Scope, clean_scene
 
     if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_LIMIT:
         raise ToolError(f"limit must be a whole number from 1 to {MAX_LIMIT}, got {limit!r}.")
@@ -183,8 +181,7 @@ def search(
 
 
 def read(server: Server, memory_id: str) -> dict[str, Any]:
-    from memory_layer.storage.records import get_memory, history
-    from memory_layer.trust.views import agent_provenance
+    from memory_layer.api import agent_provenance, get_memory, history
 
     config = load_config()
     with server.lock:
@@ -214,7 +211,7 @@ def check(
     reason: str | None,
     tags: list[str] | None,
 ) -> dict[str, Any]:
-    from memory_layer.trust.quality import check_draft
+    from memory_layer.api import check_draft
 
     config = load_config()
     with server.lock:
@@ -247,7 +244,7 @@ def propose(
     reason: str | None,
     tags: list[str] | None,
 ) -> dict[str, Any]:
-    from memory_layer.trust.fields import clean_field
+    from memory_layer.api import clean_field
 
     if memory_id:
         _refuse_new_record_fields(

@@ -249,8 +249,11 @@ def edit(
     confidence: float | None = None,
     project: str | None | type[Ellipsis] = ...,
     embedder: Any = None,
+    action: str = "edit",
+    context: dict[str, Any] | None = None,
 ) -> Memory:
-    """Change a memory; the operations log keeps the old values."""
+    """Change a memory; the operations log keeps the old values (as ``action``, with
+    ``context``)."""
     changes: dict[str, Any] = {}
     if text is not None:
         from memory_layer.capture.privacy import clean
@@ -279,7 +282,7 @@ def edit(
             # The old vector describes the old text; drop it so `index` re-embeds.
             changes["embedding"] = None
             changes["embedding_model"] = None
-    return update_memory(db, memory_id, changes, actor=actor, action="edit")
+    return update_memory(db, memory_id, changes, actor=actor, action=action, context=context)
 
 
 def set_status(

@@ -24,11 +24,10 @@ from typing import Any
 
 import yaml
 
+from memory_layer import api
+from memory_layer.api import Conn, agent_withheld_reason, all_memories, get_memory
 from memory_layer.errors import InvalidInput, NotFound
 from memory_layer.models import Memory, utcnow
-from memory_layer.storage.conn import Conn
-from memory_layer.storage.records import get_memory, memories_where, update_memory
-from memory_layer.trust.visibility import withheld_reason
 
 ACTOR = "mirror"
 _FRONTMATTER = re.compile(r"\A---\n(.*?)\n---\n?(.*)\Z", re.DOTALL)
@@ -52,7 +51,7 @@ def render(memory: Memory, config: dict[str, Any]) -> str:
         "approved_at": memory.extra.get("approved_at"),
         "review_by": memory.extra.get("review_by"),
         "checksum": memory.extra.get("checksum"),
-        "withheld": withheld_reason(memory, config),
+        "withheld": agent_withheld_reason(memory, config),
         "created_at": memory.created_at,
         "body_sha256": body_sha(memory.text),
         # Obsidian lists and links notes by alias; ids alone are unreadable.
@@ -103,19 +102,18 @@ def _check_mirror_folder(directory: Path) -> None:
 
 
 def _take_edit(db: Conn, memory: Memory, body: str, config: dict[str, Any], path: Path) -> bool:
-    from memory_layer.capture.privacy import clean
-    from memory_layer.memories import check_text
-
-    text = clean(check_text(body, int(config["remember"]["max_chars"])))
+    text = api.clean(api.check_text(body, int(config["remember"]["max_chars"])))
     if text == memory.text:
         return False
-    # The approved checksum is left as it was: the record is now edited since
-    # verification and withheld from agents until a person vouches for it.
-    update_memory(
+    # The approved checksum is left as it was (vouch=False): the record is now edited
+    # since verification and withheld from agents until a person vouches for it.
+    api.edit(
         db,
         memory.id,
-        {"text": text, "embedding": None, "embedding_model": None},
+        config=config,
         actor=ACTOR,
+        text=text,
+        vouch=False,
         action="mirror_edit",
         context={"file": str(path), "reason": "edited in the Markdown mirror"},
     )
@@ -124,10 +122,9 @@ def _take_edit(db: Conn, memory: Memory, body: str, config: dict[str, Any], path
 
 def _take_new(db: Conn, meta: dict[str, Any], body: str, config: dict[str, Any]) -> Memory:
     from memory_layer.models import CATEGORIES
-    from memory_layer.trust.facts import write
 
     category = str(meta.get("category") or "general")
-    result = write(
+    done = api.remember(
         db,
         body,
         config=config,
@@ -137,21 +134,19 @@ def _take_new(db: Conn, meta: dict[str, Any], body: str, config: dict[str, Any])
         scene=meta.get("scene") or None,
         tags=meta.get("tags") if isinstance(meta.get("tags"), list) else None,
     )
-    return result.memory
+    return done.memory
 
 
 def sync(
     db: Conn, directory: Path, *, config: dict[str, Any], commit: bool = False
 ) -> dict[str, Any]:
     """Bring edits in ``directory`` back, then write every record out. Returns a report."""
-    from memory_layer.trust.verify import stamp_trusted_writes
-
     if directory.exists() and not directory.is_dir():
         raise InvalidInput(f"{directory} is a file; give a folder for the mirror.")
     directory.mkdir(parents=True, exist_ok=True)
     _check_mirror_folder(directory)
     (directory / MARKER).touch()
-    stamp_trusted_writes(db, config)
+    api.stamp_trusted_writes(db, config)
     edited: list[str] = []
     new: list[str] = []
     removed = 0
@@ -174,7 +169,7 @@ def sync(
                 edited.append(memory.id)
     written = 0
     keep: set[Path] = set()
-    for memory in memories_where(db, "1", order_by="memories.rowid"):
+    for memory in all_memories(db):
         path = directory / f"{memory.id}.md"
         keep.add(path)
         content = render(memory, config)

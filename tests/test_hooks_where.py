@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 import memory_layer.project as project_module
+from memory_layer import api
 from memory_layer.hooks import where
 from memory_layer.project import project_for
 
@@ -59,7 +60,8 @@ def test_rewritten_urls_ask_gitpython_once_per_config_change(
         calls.append(str(directory))
         return project_for(directory)
 
-    monkeypatch.setattr(project_module, "project_for", counting)
+    # The hooks reach project identity through the use-case package, like every door.
+    monkeypatch.setattr(api, "project_for", counting)
     assert where.fast_project(str(shop)) == "github.com/acme/shop"
     assert where.fast_project(str(shop)) == "github.com/acme/shop"
     assert len(calls) == 1  # the second answer came from run/projects.json

@@ -6,9 +6,7 @@ the matching CLI command, with actor "web", so the operations log shows who did 
 
 from __future__ import annotations
 
-import hashlib
 import hmac
-import json
 from typing import Any
 
 from flask import Blueprint, abort, flash, redirect, render_template, request, url_for
@@ -20,6 +18,7 @@ from memory_layer.config import load_config
 from memory_layer.errors import InvalidInput
 from memory_layer.models import RETIRED, Memory
 from memory_layer.web.forms import plain_newlines
+from memory_layer.web.standing import form_version, standing, tags_field
 from memory_layer.web.store import db, embedder
 
 bp = Blueprint("actions", __name__)
@@ -35,21 +34,6 @@ def _reason() -> str | None:
 
 def _back(memory_id: str) -> Response:
     return redirect(url_for("memories.detail", memory_id=memory_id))
-
-
-def tags_field(memory: Memory) -> str:
-    """The tags as the edit form shows them (and as a save that keeps them sends them)."""
-    return ", ".join(memory.tags)
-
-
-def form_version(memory: Memory) -> str:
-    """A digest of the fields the edit form writes, carried in the form as ``version``.
-
-    A digest rather than updated_at: outcome credits and uses bump updated_at without
-    touching these fields, and must not make an open form unsaveable; a direct SQL
-    change to the text does not bump it, and must still be caught."""
-    fields = json.dumps([memory.text, list(memory.tags), memory.confidence])
-    return hashlib.sha256(fields.encode("utf-8")).hexdigest()[:16]
 
 
 def _check_version(memory: Memory, version: str | None) -> None:
@@ -128,8 +112,6 @@ def edit_memory(memory_id: str) -> Response:
 
 
 def _withheld_note(memory: Memory, config: dict[str, Any]) -> str:
-    from memory_layer.web.views_memories import standing
-
     held = standing(memory, config)["withheld"]
     return f" Still withheld from agents: {held}." if held else ""
 

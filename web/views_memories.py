@@ -25,6 +25,7 @@ from memory_layer.config import load_config
 from memory_layer.errors import InvalidInput
 from memory_layer.models import CATEGORIES, Memory
 from memory_layer.web.forms import page_number
+from memory_layer.web.standing import form_version, standing, tags_field
 from memory_layer.web.store import db, embedder
 
 bp = Blueprint("memories", __name__)
@@ -216,25 +217,8 @@ def explain_for(conn: Any, memory: Memory, query: Query) -> Scored | None:
     return found[0] if found else None
 
 
-def standing(memory: Memory, config: dict[str, Any]) -> dict[str, Any]:
-    """Whether agents receive the memory and why not (the predicate every door that
-    hands records to agents uses), and its proven/sinking marks."""
-    marks = [
-        mark
-        for mark, test in (("proven", api.is_proven), ("sinking", api.is_sinking))
-        if test(memory, config)
-    ]
-    return {
-        "withheld": api.agent_withheld_reason(memory, config),
-        "flags": api.agent_flags(memory, config),
-        "marks": marks,
-    }
-
-
 @bp.get("/memories/<memory_id>")
 def detail(memory_id: str) -> str:
-    from memory_layer.web.views_actions import form_version, tags_field
-
     conn = db()
     memory = get_memory(conn, memory_id)
     info = details(conn, memory.id)

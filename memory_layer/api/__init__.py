@@ -43,7 +43,8 @@ from memory_layer.api.writing import (
     restore,
 )
 
-# Use cases that live whole in one layer module, re-exported as they are and resolved
+# Use cases that live whole in one layer module, re-exported as they are (or, as
+# "module:attr", under a name that says what they do here) and resolved
 # on first use (module ``__getattr__``), so the hook path, which imports this package,
 # does not load the listing, review or outcome views it never calls.
 _HOMES = {
@@ -62,6 +63,7 @@ _HOMES = {
     "summarise": "memory_layer.listing",
     "get_memory": "memory_layer.storage.records",
     "history": "memory_layer.storage.records",
+    "all_memories": "memory_layer.storage.records",
     "memories_by_id": "memory_layer.storage.records",
     "recent_operations": "memory_layer.storage.records",
     "judged_outcome_scores": "memory_layer.storage.records",
@@ -76,7 +78,60 @@ _HOMES = {
     "trust_notes": "memory_layer.trust.views",
     "clean_scene": "memory_layer.trust.facts",
     "clean_field": "memory_layer.trust.fields",
+    "health": "memory_layer.storage.db",
+    "fts5_available": "memory_layer.storage.db",
+    "set_busy_timeout": "memory_layer.storage.db",
+    "total_memories": "memory_layer.storage.records",
+    "unembedded_count": "memory_layer.storage.records",
+    "has_unembedded": "memory_layer.storage.records",
+    "operations": "memory_layer.storage.records",
+    "Conn": "memory_layer.storage.conn",
+    "project_for": "memory_layer.project",
+    "normalise_remote": "memory_layer.project",
+    "vector_index": "memory_layer.retrieval.vectors",
+    "agent_statuses": "memory_layer.trust.visibility",
+    "check_text": "memory_layer.memories",
+    "parse_since": "memory_layer.trust.verify",
+    "stamp_trusted_writes": "memory_layer.trust.verify",
+    # moving data in and out
+    "import_records": "memory_layer.transfer",
+    "read_lines": "memory_layer.transfer",
+    "export_records": "memory_layer.transfer",
+    "backfill": "memory_layer.indexing",
+    "backup": "memory_layer.backup",
+    # capture: the extractors the hooks feed, and the session activity they record
+    "Candidate": "memory_layer.capture.candidate",
+    "clean": "memory_layer.capture.privacy",
+    "event_from_hook": "memory_layer.capture.signals",
+    "ToolEvent": "memory_layer.capture.signals",
+    "command_candidates": "memory_layer.capture.signals",
+    "signal_candidates": "memory_layer.capture.signals",
+    "extract_from_entries": "memory_layer.capture.extract",
+    "Entry": "memory_layer.capture.transcript",
+    "read_new_entries": "memory_layer.capture.transcript",
+    "clear_pending": "memory_layer.activity",
+    "end_session": "memory_layer.activity",
+    "get_session": "memory_layer.activity",
+    "pending_sessions": "memory_layer.activity",
+    "recent_tool_events": "memory_layer.activity",
+    "record_event": "memory_layer.activity",
+    "record_usage": "memory_layer.activity",
+    "reset_context": "memory_layer.activity",
+    "set_transcript_offset": "memory_layer.activity",
+    "shown_in_context": "memory_layer.activity",
+    "touch_session": "memory_layer.activity",
+    "transcript_offset": "memory_layer.activity",
+    "LlmCall": "memory_layer.storage.llm_calls",
+    "llm_calls_since": "memory_layer.storage.llm_calls:calls_since",
+    "record_llm_call": "memory_layer.storage.llm_calls:record_call",
     # outcomes
+    "describe_change": "memory_layer.outcomes.credit",
+    "on_task_signal": "memory_layer.outcomes.claude",
+    "reconcile_tasks": "memory_layer.outcomes.claude:reconcile",
+    "find_beads_repo": "memory_layer.outcomes.beads",
+    "install_beads_hook": "memory_layer.outcomes.beads:install",
+    "sync_beads": "memory_layer.outcomes.beads:sync",
+    "on_beads_hook": "memory_layer.outcomes.beads",
     "OutcomeResult": "memory_layer.outcomes.lifecycle",
     "correct_outcome": "memory_layer.outcomes.lifecycle",
     "memory_feedback": "memory_layer.outcomes.lifecycle",
@@ -99,7 +154,8 @@ def __getattr__(name: str) -> object:
     home = _HOMES.get(name)
     if home is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
+    module, _, attr = home.partition(":")  # "module:attr" re-exports under another name
+    value = getattr(importlib.import_module(module), attr or name)
     globals()[name] = value  # later lookups skip this function
     return value
 

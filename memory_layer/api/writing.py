@@ -166,14 +166,19 @@ def edit(
     confidence: float | None = None,
     embedder: Any = None,
     vouch_as: str | None = None,
+    vouch: bool = True,
     expect: Callable[[Memory], None] | None = None,
+    action: str = "edit",
+    context: dict[str, Any] | None = None,
 ) -> Memory:
     """Change a record (the operations log keeps the old values). A new text written
     by a source the trust policy trusts (``vouch_as``, else ``actor``) is vouched for as
     that source's own write; a tags- or confidence-only change vouches for nothing, so
     a text waiting for review stays withheld until someone reviews it. ``expect`` sees
     the record under the write lock first and raises to refuse a stale change (an
-    edit form opened before another door saved)."""
+    edit form opened before another door saved). ``vouch=False``: a change from
+    outside memory-layer (the Markdown mirror) vouches for nothing, whoever wrote it;
+    the record is withheld from agents until a person verifies it."""
     from memory_layer.memories import edit as change
     from memory_layer.storage.records import get_memory, transaction
     from memory_layer.trust.verify import verify_if_trusted
@@ -191,8 +196,10 @@ def edit(
             tags=tags,
             confidence=confidence,
             embedder=embedder,
+            action=action,
+            context=context,
         )
-        if text is not None:
+        if text is not None and vouch:
             memory = verify_if_trusted(db, memory.id, source=vouch_as or actor, config=config)
     return memory
 

@@ -39,8 +39,7 @@ def run_checks() -> list[dict[str, Any]]:
         return True, f"{config_path()} " + ("(valid)" if config_path().exists() else "(defaults)")
 
     def database() -> tuple[bool, str]:
-        from memory_layer.storage.db import health, open_db
-        from memory_layer.storage.records import total_memories
+        from memory_layer.api import health, open_db, total_memories
 
         conn = open_db()
         result, mode = health(conn)
@@ -49,12 +48,12 @@ def run_checks() -> list[dict[str, Any]]:
         return result == "ok", f"{db_path()}: {count} memories, {mode}, mode {perms}, {result}"
 
     def fts() -> tuple[bool, str]:
-        from memory_layer.storage.db import fts5_available
+        from memory_layer.api import fts5_available
 
         return True, f"SQLite {fts5_available()} with FTS5"
 
     def embeddings() -> tuple[bool, str]:
-        from memory_layer.embed import embedder_status
+        from memory_layer.api import embedder_status
 
         status = embedder_status(load_config())
         if status.loaded:
@@ -65,8 +64,7 @@ def run_checks() -> list[dict[str, Any]]:
         )
 
     def vectors() -> tuple[bool, str]:
-        from memory_layer.storage.db import open_db
-        from memory_layer.storage.records import unembedded_count
+        from memory_layer.api import open_db, unembedded_count
 
         missing = unembedded_count(open_db())
         if missing:

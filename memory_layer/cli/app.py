@@ -26,8 +26,8 @@ class Group(click.Group):
         except sqlite3.DatabaseError as exc:
             # Met after the store opened: another process's lock on a write outside
             # records.transaction, or damage deeper in the file than the header.
+            from memory_layer.api import explain_error, store_trouble
             from memory_layer.paths import db_path
-            from memory_layer.storage.db import explain_error, store_trouble
 
             if not store_trouble(exc):
                 raise

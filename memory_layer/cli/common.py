@@ -14,7 +14,7 @@ from memory_layer.config import load_config
 
 
 def open_store() -> sqlite3.Connection:
-    from memory_layer.storage.db import open_db
+    from memory_layer.api import open_db
 
     return open_db()
 
@@ -22,7 +22,7 @@ def open_store() -> sqlite3.Connection:
 def embedder_for(config: dict[str, Any], *, wanted: bool = True) -> Any:
     if not wanted:
         return None
-    from memory_layer.embed import embedder_status, get_embedder
+    from memory_layer.api import embedder_status, get_embedder
 
     embedder = get_embedder(config)
     if embedder is None and config["embedding"]["enabled"]:
@@ -44,7 +44,7 @@ def echo_json(value: Any) -> None:
 
 
 def current_project(project: str | None) -> str:
-    from memory_layer.project import project_for
+    from memory_layer.api import project_for
 
     return project or project_for()
 

@@ -45,7 +45,7 @@ def import_command(source: BinaryIO, no_embed: bool, as_json: bool) -> None:
         memory-layer import memories.jsonl
         memory-layer export | ssh other-host memory-layer import -
     """
-    from memory_layer.transfer import import_records, read_lines
+    from memory_layer.api import import_records, read_lines
 
     cfg = config()
     records = read_lines(source, int(cfg["remember"]["max_chars"]))
@@ -81,7 +81,7 @@ def export(fmt: str, output: Any) -> None:
         memory-layer export -o backup.jsonl
         memory-layer export | jq -r .text
     """
-    from memory_layer.transfer import export_records
+    from memory_layer.api import export_records
 
     for record in export_records(open_store()):
         output.write(json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n")
@@ -97,12 +97,12 @@ def index(force: bool, as_json: bool) -> None:
     Example:
         memory-layer index
     """
-    from memory_layer.indexing import backfill
+    from memory_layer.api import backfill
 
     cfg = config()
     embedder = embedder_for(cfg)
     if embedder is None:
-        from memory_layer.embed import embedder_status
+        from memory_layer.api import embedder_status
 
         raise click.ClickException(
             "The embedding model is not available: "
@@ -126,7 +126,7 @@ def stats(as_json: bool) -> None:
     Example:
         memory-layer stats --json
     """
-    from memory_layer.listing import stats as get_stats
+    from memory_layer.api import stats as get_stats
 
     data = get_stats(open_store())
     if as_json:

@@ -170,7 +170,7 @@ def list_command(
         memory-layer list --category gotcha
         memory-layer list --project github.com/acme/api --status retired --json
     """
-    from memory_layer.listing import Filters, list_memories
+    from memory_layer.api import Filters, list_memories
 
     db = open_store()
     memories = list_memories(
@@ -200,7 +200,7 @@ def show(memory_id: str, as_json: bool) -> None:
     Example:
         memory-layer show 3f2a
     """
-    from memory_layer.listing import details
+    from memory_layer.api import details
 
     db = open_store()
     info = details(db, memory_id)
@@ -261,7 +261,7 @@ def edit(
         memory-layer edit 3f2a            # opens $EDITOR on the text
     """
     from memory_layer import api
-    from memory_layer.storage.records import get_memory
+    from memory_layer.api import get_memory
 
     cfg = config()
     db = open_store()
@@ -306,7 +306,7 @@ def forget(memory_id: str, purge: bool, yes: bool, reason: str | None) -> None:
         memory-layer forget 3f2a --purge --yes
     """
     from memory_layer import api
-    from memory_layer.storage.records import get_memory
+    from memory_layer.api import get_memory
 
     db = open_store()
     if purge:

@@ -13,8 +13,7 @@ from memory_layer.cli.common import config, echo_json, json_option, open_store, 
 
 
 def _print_credits(db: Any, credits: list[dict[str, Any]], title: str) -> None:
-    from memory_layer.outcomes.credit import describe_change
-    from memory_layer.storage.records import get_memory
+    from memory_layer.api import describe_change, get_memory
 
     for credit in credits:
         try:
@@ -67,9 +66,9 @@ def outcome(
         memory-layer outcome --memory 3f2a --restore
         memory-layer outcome --credit 12 --undo
     """
-    from memory_layer import outcomes
+    from memory_layer import api
+    from memory_layer.api import describe_change
     from memory_layer.cli.common import current_project
-    from memory_layer.outcomes.credit import describe_change
 
     chosen = [x for x in (task_id, memory_id, credit_id) if x is not None]
     if len(chosen) != 1:
@@ -82,7 +81,7 @@ def outcome(
     if credit_id is not None:
         if verdict != "undo":
             raise click.UsageError("--credit only takes --undo.")
-        credit = outcomes.undo_credit(db, credit_id, actor=actor, source="cli")
+        credit = api.undo_credit(db, credit_id, actor=actor, source="cli")
         if as_json:
             echo_json(credit)
         else:
@@ -92,13 +91,13 @@ def outcome(
         if verdict == "undo":
             raise click.UsageError("Undo one memory credit with --credit N --undo.")
         if verdict == "restore":
-            memory = outcomes.restore_sinking(db, memory_id, actor=actor, config=cfg)
+            memory = api.restore_sinking(db, memory_id, actor=actor, config=cfg)
             if as_json:
                 echo_json(memory.to_dict())
             else:
                 click.echo(f"Restored {memory.id} to a neutral score; it is injected again.")
             return
-        credit = outcomes.memory_feedback(
+        credit = api.memory_feedback(
             db,
             memory_id,
             verdict == "worked",
@@ -118,9 +117,9 @@ def outcome(
     if verdict == "restore":
         raise click.UsageError("--restore is for --memory.")
     if verdict == "undo":
-        result = outcomes.undo_outcome(db, task_id, actor=actor, source="cli")
+        result = api.undo_outcome(db, task_id, actor=actor, source="cli")
     else:
-        result = outcomes.record_outcome(
+        result = api.record_outcome(
             db,
             task_id,
             verdict == "worked",
@@ -163,7 +162,7 @@ def tasks_list(limit: int, offset: int, as_json: bool) -> None:
     Example:
         memory-layer tasks list --json
     """
-    from memory_layer.outcomes import list_tasks
+    from memory_layer.api import list_tasks
 
     rows = list_tasks(open_store(), limit=limit, offset=offset)
     if as_json:
@@ -188,7 +187,7 @@ def tasks_show(task_id: str, as_json: bool) -> None:
     Example:
         memory-layer tasks show 3
     """
-    from memory_layer.outcomes import task_detail
+    from memory_layer.api import task_detail
 
     db = open_store()
     info = task_detail(db, task_id)
@@ -240,7 +239,7 @@ def tasks_sync(tasks_dir: Path | None, as_json: bool) -> None:
     Example:
         memory-layer tasks sync
     """
-    from memory_layer.outcomes.claude import reconcile
+    from memory_layer.api import reconcile_tasks as reconcile
 
     report = reconcile(open_store(), directory=tasks_dir, config=config())
     if as_json:
@@ -285,7 +284,8 @@ def beads_install(repo: Path | None, force: bool) -> None:
     Example:
         cd my-repo && memory-layer beads install
     """
-    from memory_layer.outcomes.beads import find_beads_repo, install
+    from memory_layer.api import find_beads_repo
+    from memory_layer.api import install_beads_hook as install
 
     root = repo.resolve() if repo else find_beads_repo()
     for path in install(root, force=force):
@@ -305,7 +305,8 @@ def beads_sync(repo: Path | None, no_bd: bool, as_json: bool) -> None:
     Example:
         memory-layer beads sync --json
     """
-    from memory_layer.outcomes.beads import find_beads_repo, sync
+    from memory_layer.api import find_beads_repo
+    from memory_layer.api import sync_beads as sync
 
     root = repo.resolve() if repo else find_beads_repo()
     report = sync(open_store(), root, use_bd=not no_bd, config=config())
@@ -333,7 +334,7 @@ def beads_hook(issue_id: str, event: str, repo: Path | None) -> None:
 
     payload = sys.stdin.buffer.read() if not sys.stdin.isatty() else b""
     try:
-        from memory_layer.outcomes.beads import on_beads_hook
+        from memory_layer.api import on_beads_hook
 
         on_beads_hook(open_store(), issue_id, event, payload, repo=repo, config=config())
     except Exception as exc:  # bd ignores our exit status anyway; keep a trace

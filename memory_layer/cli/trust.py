@@ -162,7 +162,7 @@ def dispute(memory_id: str, reason: str, as_json: bool) -> None:
     Example:
         memory-layer dispute 3f2a --reason "staging moved to eu-west-2"
     """
-    from memory_layer.trust.verify import dispute as do_dispute
+    from memory_layer.api import dispute as do_dispute
 
     memory = do_dispute(open_store(), memory_id, actor=ACTOR, reason=reason)
     if as_json:
@@ -190,7 +190,7 @@ def verify(memory_id: str, reason: str | None, as_json: bool) -> None:
 
     cfg = config()
     db = open_store()
-    from memory_layer.storage.records import get_memory
+    from memory_layer.api import get_memory
 
     current = get_memory(db, memory_id)
     if current.status not in {"active", "disputed", "pending"}:
@@ -229,9 +229,7 @@ def log_command(
         memory-layer log --after-id 1200 --json
         memory-layer log -m 3f2a
     """
-    from memory_layer.listing import summarise
-    from memory_layer.storage.records import get_memory, history, operations
-    from memory_layer.trust.verify import parse_since
+    from memory_layer.api import get_memory, history, operations, parse_since, summarise
 
     db = open_store()
     if memory_id:
@@ -303,7 +301,7 @@ def backup(output: str | None, as_json: bool) -> None:
     """
     from pathlib import Path
 
-    from memory_layer.backup import backup as do_backup
+    from memory_layer.api import backup as do_backup
 
     info = do_backup(Path(output).expanduser() if output else None)
     if as_json:

@@ -56,7 +56,7 @@ def say(message: str) -> None:
 
 class Engine:
     def __init__(self, config: dict[str, Any], embedder: Any) -> None:
-        from memory_layer.storage.db import open_db
+        from memory_layer.api import open_db
 
         self.config = config
         self.embedder = embedder
@@ -107,8 +107,7 @@ class Engine:
         os.replace(tmp, info_path())
 
     def status(self) -> dict[str, Any]:
-        from memory_layer.embed import embedder_status
-        from memory_layer.storage.records import total_memories, unembedded_count
+        from memory_layer.api import embedder_status, total_memories, unembedded_count
 
         count = total_memories(self.query_conn)
         missing = unembedded_count(self.query_conn)
@@ -187,10 +186,10 @@ class Engine:
         import sqlite3
 
         from memory_layer import api
+        from memory_layer.api import explain_error, store_trouble
         from memory_layer.errors import MemoryLayerError
         from memory_layer.paths import db_path
         from memory_layer.requests import RecallRequest, RememberRequest
-        from memory_layer.storage.db import explain_error, store_trouble
 
         config = self.current_config()
         try:
@@ -217,7 +216,7 @@ class Engine:
             return {"ok": False, "refused": True, "error": str(explain_error(exc, db_path()))}
         notices = []
         if wanted_model and self.embedder is None and config["embedding"]["enabled"]:
-            from memory_layer.embed import embedder_status
+            from memory_layer.api import embedder_status
 
             notices.append(
                 "Keyword-only: the embedding model did not load "
@@ -316,12 +315,12 @@ class Engine:
 
     def unembedded(self) -> bool:
         """Whether a memory lacks a vector (a partial index makes this instant)."""
-        from memory_layer.storage.records import has_unembedded
+        from memory_layer.api import has_unembedded
 
         return has_unembedded(self.worker_conn)
 
     def backfill(self) -> None:
-        from memory_layer.indexing import backfill
+        from memory_layer.api import backfill
 
         self.busy = True
         try:
@@ -370,8 +369,8 @@ def serve() -> int:
     server: socket.socket | None = None
     sock_ident: tuple[int, int] | None = None
     try:
+        from memory_layer.api import get_embedder
         from memory_layer.config import load_config
-        from memory_layer.embed import get_embedder
 
         config = load_config()
         began = time.monotonic()
@@ -380,7 +379,7 @@ def serve() -> int:
         engine.jobs.put(("pending", None))  # sessions that ended while no engine ran
         if embedder is not None:
             # Load the vector matrix now, not on the first prompt.
-            from memory_layer.retrieval.vectors import vector_index
+            from memory_layer.api import vector_index
 
             vector_index(engine.query_conn, embedder.model_id)
         say(

@@ -15,8 +15,8 @@ import sqlite3
 from dataclasses import replace
 from datetime import datetime
 
-from memory_layer import activity
-from memory_layer.capture.candidate import Candidate
+from memory_layer import api
+from memory_layer.api import Candidate
 from memory_layer.hooks.events import SessionEnded, ToolUsed
 from memory_layer.hooks.log import log
 from memory_layer.models import iso
@@ -48,7 +48,6 @@ def store_candidates(
     wait for review, and an active capture is stamped like any other trusted write.
     No fallback: if the policy cannot say (a broken trust setting), nothing is stored
     (logged, the hook exits 0) rather than storing records active that should wait."""
-    from memory_layer import api
     from memory_layer.errors import MemoryLayerError
 
     floor = float(config["hooks"]["min_capture_confidence"])
@@ -77,7 +76,7 @@ def store_candidates(
 
 def _tool_fields(event: ToolUsed) -> dict[str, Any]:
     """The session-event row for a tool call, via capture.signals' own reduction."""
-    from memory_layer.capture.signals import event_from_hook
+    from memory_layer.api import event_from_hook
 
     tool = event_from_hook(
         event.tool_name, event.tool_input, event.tool_response, error=event.error
@@ -124,11 +123,11 @@ def on_tool(
     now: datetime,
 ) -> list[str]:
     """PostToolUse / PostToolUseFailure: log the call, then store new signals."""
-    from memory_layer.capture.signals import ToolEvent, command_candidates, signal_candidates
+    from memory_layer.api import ToolEvent, command_candidates, signal_candidates
 
     fields = _tool_fields(event)
     at = iso(now)
-    event_id = activity.record_event(
+    event_id = api.record_event(
         conn,
         event.session_id,
         project,
@@ -147,7 +146,7 @@ def on_tool(
     if not config["hooks"]["capture"] or event.tool_name not in SHELL_TOOLS | EDIT_TOOLS:
         return stored
     # The stored rows, not the raw payload: exactly what later calls will see.
-    rows = activity.recent_tool_events(conn, event.session_id, before_id=event_id + 1)
+    rows = api.recent_tool_events(conn, event.session_id, before_id=event_id + 1)
     window = [ToolEvent.from_dict(row) for row in rows]
     cwd = event.directory
     # Only stories closed by this event; a command already proposed earlier in the
@@ -185,8 +184,8 @@ def task_hook(
     catching task changes whose hooks were missed.
     """
     try:
+        from memory_layer.api import on_task_signal
         from memory_layer.hooks.tasks import from_hook_event
-        from memory_layer.outcomes.claude import on_task_signal
 
         signal = from_hook_event(event, project, at)
         if signal is not None:
@@ -209,8 +208,7 @@ def extract_transcript(
     subagent: bool = False,
 ) -> list[str]:
     """Run the prose extractors over what the transcript gained since last time."""
-    from memory_layer.capture.extract import extract_from_entries
-    from memory_layer.capture.transcript import read_new_entries
+    from memory_layer.api import extract_from_entries, read_new_entries
 
     if not path:
         return []
@@ -218,7 +216,7 @@ def extract_transcript(
     if not os.path.isfile(path):
         log(f"{source}: transcript {path} does not exist; nothing extracted")
         return []
-    offset = activity.transcript_offset(conn, path)
+    offset = api.transcript_offset(conn, path)
     entries, new_offset = read_new_entries(
         path, offset, max_bytes=int(config["hooks"]["transcript_max_bytes"])
     )
@@ -238,7 +236,7 @@ def extract_transcript(
             now=now,
         )
     if new_offset != offset:
-        activity.set_transcript_offset(conn, path, session_id, new_offset, main=main)
+        api.set_transcript_offset(conn, path, session_id, new_offset, main=main)
     return stored
 
 
@@ -254,14 +252,14 @@ def llm_extract_session(
     cwd: str = "",
 ) -> list[str]:
     """The optional LLM pass over what this transcript gained since its last LLM pass."""
-    from memory_layer.capture.transcript import read_new_entries
+    from memory_layer.api import read_new_entries
     from memory_layer.hooks import llm
 
     path = os.path.expanduser(path)
     if not os.path.isfile(path):
         return []
     key = f"llm:{path}"  # an offset of its own: the rule extractors read on every Stop
-    offset = activity.transcript_offset(conn, key)
+    offset = api.transcript_offset(conn, key)
     entries, new_offset = read_new_entries(
         path, offset, max_bytes=int(config["hooks"]["transcript_max_bytes"])
     )
@@ -276,14 +274,14 @@ def llm_extract_session(
         now=now,
     )
     if new_offset != offset:
-        activity.set_transcript_offset(conn, key, session_id, new_offset, main=False)
+        api.set_transcript_offset(conn, key, session_id, new_offset, main=False)
     return stored
 
 
 def _unread(conn: sqlite3.Connection, path: str, before: int) -> bool:
     """Whether this run advanced through the transcript and left some of it unread (a
     run that could not advance, e.g. on a half-written last line, is done for now)."""
-    after = activity.transcript_offset(conn, path)
+    after = api.transcript_offset(conn, path)
     try:
         size = os.path.getsize(path)
     except OSError:
@@ -304,7 +302,7 @@ def process_pending(
     from memory_layer.hooks.where import skip_reason
 
     done = 0
-    for session in activity.pending_sessions(conn):
+    for session in api.pending_sessions(conn):
         ended = SessionEnded(
             name="SessionEnd", session_id=session.session_id, cwd=session.cwd or ""
         )
@@ -314,7 +312,7 @@ def process_pending(
             if session.project and not skip_reason(ended, session.project, config):
                 if session.transcript_path:
                     path = os.path.expanduser(session.transcript_path)
-                    before = activity.transcript_offset(conn, path)
+                    before = api.transcript_offset(conn, path)
                     extract_transcript(
                         conn,
                         session.transcript_path,
@@ -345,6 +343,6 @@ def process_pending(
                     )
         except Exception as exc:  # one bad transcript must not block the queue forever
             log(f"pending extraction failed for session {session.session_id}", exc=exc)
-        activity.clear_pending(conn, session.session_id)
+        api.clear_pending(conn, session.session_id)
         done += 1
     return done

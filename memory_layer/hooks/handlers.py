@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from memory_layer import activity
+from memory_layer import api
 from memory_layer.hooks.events import (
     Compacting,
     Event,
@@ -66,7 +66,7 @@ def context_output(event_name: str, text: str) -> str:
 def project_of(conn: sqlite3.Connection, event: Event) -> str:
     """The session's project, reusing the session row when the cwd has not changed."""
     if event.session_id:
-        session = activity.get_session(conn, event.session_id)
+        session = api.get_session(conn, event.session_id)
         if session is not None and session.project and session.cwd == event.directory:
             return session.project
     return fast_project(event.directory)
@@ -108,7 +108,7 @@ def prepare(
         return Reply()
     config = _capture_on(event, config)
     if event.session_id and not isinstance(event, SessionEnded):
-        activity.touch_session(
+        api.touch_session(
             conn,
             event.session_id,
             project=project,
@@ -123,8 +123,8 @@ def prepare(
         # The agent's context starts empty at startup, /clear and compaction; on resume
         # it still holds what was injected before, so those stay "already shown".
         if event.source != "resume":
-            activity.reset_context(conn, event.session_id, at)
-        shown = activity.shown_in_context(conn, event.session_id)
+            api.reset_context(conn, event.session_id, at)
+        shown = api.shown_in_context(conn, event.session_id)
         plan = plan_session_start(conn, project, config, shown=shown, now=now)
         return _reply(conn, event, plan, project, now)
 
@@ -133,7 +133,7 @@ def prepare(
         from memory_layer.hooks.inject import prompt_query as make_query
 
         query = make_query(event.prompt, config)
-        shown = activity.shown_in_context(conn, event.session_id)
+        shown = api.shown_in_context(conn, event.session_id)
         plan = plan_prompt(
             conn,
             query,
@@ -146,7 +146,7 @@ def prepare(
         )
 
         def record_prompt() -> None:
-            activity.record_event(conn, event.session_id, project, "prompt", text=event.prompt, at=at)
+            api.record_event(conn, event.session_id, project, "prompt", text=event.prompt, at=at)
 
         return _reply(conn, event, plan, project, now, also=record_prompt)
 
@@ -178,7 +178,7 @@ def prepare(
     if isinstance(event, SessionEnded):
         # 1.5 s for every SessionEnd hook together: note the work, do none of it here.
         if event.session_id:
-            activity.touch_session(
+            api.touch_session(
                 conn,
                 event.session_id,
                 project=project,
@@ -186,7 +186,7 @@ def prepare(
                 transcript_path=event.transcript_path,
                 now=at,
             )
-            activity.end_session(conn, event.session_id, event.reason, at)
+            api.end_session(conn, event.session_id, event.reason, at)
         return Reply()
 
     if isinstance(event, TaskEvent):
@@ -251,7 +251,7 @@ def _on_stop(
     if event.last_assistant_message and event.session_id:
         # Fresher than the transcript (which lags); outcome learning reads it as
         # evidence that a surfaced memory was cited.
-        activity.record_event(
+        api.record_event(
             conn,
             event.session_id,
             project,

@@ -26,12 +26,11 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
 
-from memory_layer.capture.candidate import Candidate
-from memory_layer.capture.privacy import clean
-from memory_layer.capture.transcript import Entry
+from memory_layer.api import Candidate, Entry, LlmCall, clean
+from memory_layer.api import llm_calls_since as calls_since
+from memory_layer.api import record_llm_call as record_call
 from memory_layer.hooks.log import log
 from memory_layer.models import CATEGORIES, iso, utcnow
-from memory_layer.storage.llm_calls import LlmCall, calls_since, record_call
 
 # Set in the environment of the `claude` we start: every hook in it does nothing.
 DISABLE_ENV = "MEMORY_LAYER_HOOKS"

@@ -81,9 +81,9 @@ def _version_key(version: object) -> tuple[int, ...]:
 
 
 def _in_process(event: Event) -> str:
+    from memory_layer.api import open_db, set_busy_timeout
     from memory_layer.config import load_config
     from memory_layer.hooks.handlers import handle
-    from memory_layer.storage.db import open_db, set_busy_timeout
 
     config = load_config()
     # Claude Code waits for this process: read less of a long transcript per run here

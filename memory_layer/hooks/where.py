@@ -135,7 +135,7 @@ def _cache_file() -> Path:
 
 def _via_git(directory: str, config_file: Path) -> str:
     """``project_for`` (GitPython, ~0.15 s to import), cached per directory."""
-    from memory_layer.project import project_for
+    from memory_layer.api import project_for
 
     key = str(directory)
     stamp = _stamp(config_file)
@@ -163,7 +163,7 @@ def _via_git(directory: str, config_file: Path) -> str:
 
 def fast_project(directory: str) -> str:
     """The project id for ``directory``, as ``project.project_for`` computes it."""
-    from memory_layer.project import normalise_remote, project_for
+    from memory_layer.api import normalise_remote, project_for
 
     if not directory:
         return project_for(None)

@@ -441,3 +441,8 @@ def judged_outcome_scores(db: Conn) -> list[float]:
         .fetchall()
     )
     return [float(r[0]) for r in rows]
+
+
+def all_memories(db: Conn) -> list[Memory]:
+    """Every record, in insertion order (the Markdown mirror writes them all out)."""
+    return memories_where(db, "1", order_by="memories.rowid")
