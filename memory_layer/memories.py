@@ -41,7 +41,9 @@ def new_id() -> str:
     return os.urandom(8).hex()
 
 
-def check_text(text: Any, max_chars: int) -> str:
+def require_text(text: Any) -> str:
+    """The text stripped of NULs and outer space; refuses a non-string, non-UTF-8 or
+    empty text (what needs no settings to judge, so a door can refuse it first)."""
     if not isinstance(text, str):
         raise InvalidInput("Memory text must be a string.")
     try:
@@ -53,6 +55,11 @@ def check_text(text: Any, max_chars: int) -> str:
     text = text.replace("\x00", "").strip()
     if not text:
         raise InvalidInput("Memory text is empty. Write what should be remembered.")
+    return text
+
+
+def check_text(text: Any, max_chars: int) -> str:
+    text = require_text(text)
     if len(text) > max_chars:
         raise InvalidInput(
             f"Memory text is {len(text)} characters; the limit is {max_chars} "

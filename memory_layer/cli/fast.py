@@ -138,9 +138,7 @@ def fast(argv: list[str]) -> Attempt:
         positional, values = spec.parse(spec.RECALL if op == "recall" else spec.REMEMBER, argv[1:])
         if positional == "-" and op == "remember":
             positional = stdin_text = read_stdin()
-        if not positional.strip():
-            # Refused with its full message by the CLI, before any model loads.
-            return Attempt(stdin_text=stdin_text)
+        refuse_empty(op, positional)
         if op == "recall":
             request: Any = recall_request(positional, values)
         else:
@@ -155,6 +153,19 @@ def fast(argv: list[str]) -> Attempt:
         return Attempt(engine_asked=True, stdin_text=stdin_text)
     code = show(op, reply, as_json=values["as_json"], explain=values.get("explain", False))
     return Attempt(code=code, engine_asked=True)
+
+
+def refuse_empty(op: str, text: str) -> None:
+    """An empty query or text is refused here, before the engine, the config or a model
+    is asked (the same messages as the use cases give)."""
+    if op == "recall":
+        from memory_layer.api import check_query
+
+        check_query(text)
+    else:
+        from memory_layer.memories import require_text
+
+        require_text(text)
 
 
 def read_stdin() -> str:
