@@ -345,6 +345,14 @@ def build(
             # A problem the agent can fix (bad id, empty text...): say how.
             raise ToolError(agent_message(exc, kwargs)) from None
 
+    _reading_tools(app, server, guarded)
+    _writing_tools(app, server, guarded)
+    return app
+
+
+def _reading_tools(app: MCPServer, server: Server, guarded: Any) -> None:
+    """search, read, check: what an agent may learn from the store."""
+
     @app.tool(name="search")
     def search_tool(
         query: str,
@@ -402,6 +410,10 @@ def build(
             tags=tags,
         )
 
+
+def _writing_tools(app: MCPServer, server: Server, guarded: Any) -> None:
+    """propose, report_outcome, dispute: all an agent may change, and only for review."""
+
     @app.tool(name="propose")
     def propose_tool(
         text: str,
@@ -456,8 +468,6 @@ def build(
         """Say a record is wrong, and why. It is withheld from every agent until a person
         reviews it (it is not deleted)."""
         return guarded(dispute, memory_id=memory_id, reason=reason, source=server.source(ctx))
-
-    return app
 
 
 def run(*, project: str | None = None, scene: str | None = None, client: str | None = None) -> None:

@@ -353,8 +353,81 @@ def _same_file(path: str, ident: tuple[int, int]) -> bool:
     return (st.st_dev, st.st_ino) == ident
 
 
+def _bind(path: str) -> tuple[socket.socket, tuple[int, int]]:
+    """Listen on ``path``: bound beside it, then renamed, so a client never connects to a
+    half-set-up socket. Returns the socket and the file's identity."""
+    for stale in (path, f"{path}.{os.getpid()}"):
+        try:
+            os.unlink(stale)  # left by a crashed engine: we hold the lock now
+        except FileNotFoundError:
+            pass
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(f"{path}.{os.getpid()}")
+    os.chmod(f"{path}.{os.getpid()}", 0o600)
+    server.listen(64)
+    os.replace(f"{path}.{os.getpid()}", path)
+    st = os.stat(path)
+    return server, (st.st_dev, st.st_ino)
+
+
+def _warm_engine() -> Engine:
+    """Load the config, the model and the vector matrix: what makes the engine warm."""
+    from memory_layer.api import get_embedder, vector_index
+    from memory_layer.config import load_config
+
+    config = load_config()
+    began = time.monotonic()
+    embedder = get_embedder(engine_model_config(config))
+    engine = Engine(config, embedder)
+    engine.jobs.put(("pending", None))  # sessions that ended while no engine ran
+    if embedder is not None:
+        # Load the vector matrix now, not on the first prompt.
+        vector_index(engine.query_conn, embedder.model_id)
+    say(
+        f"ready in {time.monotonic() - began:.2f}s "
+        f"({'model ' + embedder.model_id if embedder else 'keyword-only'})"
+    )
+    return engine
+
+
+def _accept_until_done(
+    engine: Engine,
+    server: socket.socket,
+    path: str,
+    idents: dict[str, tuple[int, int]],
+) -> None:
+    """Serve connections until stopped, idle or orphaned (socket, lock or database file
+    replaced): the engine must not outlive its purpose or serve a stale store."""
+    from memory_layer.paths import db_path
+
+    server.settimeout(0.5)
+    while not engine.stopping.is_set():
+        try:
+            conn, _ = server.accept()
+        except TimeoutError:
+            conn = None
+        if conn is not None:
+            threading.Thread(target=engine.serve_connection, args=(conn,), daemon=True).start()
+            continue
+        idle = time.monotonic() - engine.last_activity
+        timeout = float(engine.config["engine"]["idle_timeout_s"])
+        if idle > timeout and engine.jobs.empty() and not engine.busy:
+            say(f"idle for {idle:.0f}s; exiting")
+            return
+        if not _same_file(path, idents["socket"]) or not _same_file(lock_path(), idents["lock"]):
+            say("socket or lock file removed; exiting")
+            return
+        if not _same_file(str(db_path()), idents["db"]):
+            # Restored from a backup or moved: our connections hold the old file.
+            # The next hook starts a fresh engine on the new one.
+            say("the database file was replaced; exiting")
+            return
+
+
 def serve() -> int:
     """Run the engine until idle, stopped or orphaned. Exit 0 if another one runs."""
+    from memory_layer.paths import db_path
+
     os.umask(0o077)
     lock_fd = os.open(lock_path(), os.O_RDWR | os.O_CREAT, 0o600)
     try:
@@ -364,73 +437,21 @@ def serve() -> int:
         return 0  # single instance: the running engine serves everyone
     os.ftruncate(lock_fd, 0)
     os.pwrite(lock_fd, str(os.getpid()).encode(), 0)
-    lock_ident = (os.fstat(lock_fd).st_dev, os.fstat(lock_fd).st_ino)
+    idents = {"lock": (os.fstat(lock_fd).st_dev, os.fstat(lock_fd).st_ino)}
     path = socket_path()
     server: socket.socket | None = None
-    sock_ident: tuple[int, int] | None = None
     try:
-        from memory_layer.api import get_embedder
-        from memory_layer.config import load_config
-
-        config = load_config()
-        began = time.monotonic()
-        embedder = get_embedder(engine_model_config(config))
-        engine = Engine(config, embedder)
-        engine.jobs.put(("pending", None))  # sessions that ended while no engine ran
-        if embedder is not None:
-            # Load the vector matrix now, not on the first prompt.
-            from memory_layer.api import vector_index
-
-            vector_index(engine.query_conn, embedder.model_id)
-        say(
-            f"ready in {time.monotonic() - began:.2f}s "
-            f"({'model ' + embedder.model_id if embedder else 'keyword-only'})"
-        )
-        for stale in (path, f"{path}.{os.getpid()}"):
-            try:
-                os.unlink(stale)  # left by a crashed engine: we hold the lock now
-            except FileNotFoundError:
-                pass
-        server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        # Bind beside, then rename: a client never connects to a half-set-up socket.
-        server.bind(f"{path}.{os.getpid()}")
-        os.chmod(f"{path}.{os.getpid()}", 0o600)
-        server.listen(64)
-        os.replace(f"{path}.{os.getpid()}", path)
-        st = os.stat(path)
-        sock_ident = (st.st_dev, st.st_ino)
-        from memory_layer.paths import db_path
-
+        engine = _warm_engine()
+        server, idents["socket"] = _bind(path)
         st = os.stat(db_path())
-        db_ident = (st.st_dev, st.st_ino)
-        engine.publish(config)
+        idents["db"] = (st.st_dev, st.st_ino)
+        engine.publish(engine.config)
         signal.signal(signal.SIGTERM, lambda *_: engine.stopping.set())
         signal.signal(signal.SIGINT, lambda *_: engine.stopping.set())
         signal.signal(signal.SIGHUP, signal.SIG_IGN)
         worker = threading.Thread(target=engine.work, name="engine-worker", daemon=True)
         worker.start()
-        server.settimeout(0.5)
-        while not engine.stopping.is_set():
-            try:
-                conn, _ = server.accept()
-            except TimeoutError:
-                conn = None
-            if conn is not None:
-                threading.Thread(target=engine.serve_connection, args=(conn,), daemon=True).start()
-                continue
-            idle = time.monotonic() - engine.last_activity
-            timeout = float(engine.config["engine"]["idle_timeout_s"])
-            if idle > timeout and engine.jobs.empty() and not engine.busy:
-                say(f"idle for {idle:.0f}s; exiting")
-                break
-            if not _same_file(path, sock_ident) or not _same_file(lock_path(), lock_ident):
-                say("socket or lock file removed; exiting")
-                break
-            if not _same_file(str(db_path()), db_ident):
-                # Restored from a backup or moved: our connections hold the old file.
-                # The next hook starts a fresh engine on the new one.
-                say("the database file was replaced; exiting")
-                break
+        _accept_until_done(engine, server, path, idents)
         engine.stopping.set()
         worker.join(timeout=30)
         return 0
@@ -439,7 +460,7 @@ def serve() -> int:
             server.close()
         try:
             st = os.stat(path)
-            if (st.st_dev, st.st_ino) == sock_ident:
+            if (st.st_dev, st.st_ino) == idents.get("socket"):
                 os.unlink(path)
         except OSError:
             pass
