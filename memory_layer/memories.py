@@ -120,6 +120,16 @@ def _near_duplicate(
     return (memory, cosine) if memory is not None else None
 
 
+def _near(
+    db: Conn, vector: Any, model_id: str, project: str | None, settings: dict[str, Any]
+) -> tuple[Memory, float, str] | None:
+    """The active memory in the same scope whose vector is a near-duplicate of this one."""
+    near = _near_duplicate(db, vector, model_id, project, float(settings["duplicate_threshold"]))
+    if near is None:
+        return None
+    return near[0], near[1], f"near-duplicate (cosine {near[1]:.3f})"
+
+
 def reinforce(
     db: Conn,
     memory: Memory,
@@ -187,37 +197,19 @@ def remember(
             ) from None
 
     with transaction(db):
-        if dedupe:
-            existing = find_by_hash(db, text, project)
-            if existing is not None and existing.status == ACTIVE:
-                memory = reinforce(
-                    db,
-                    existing,
-                    source=source,
-                    confidence=conf,
-                    tags=tag_list,
-                    now=now,
-                    reason="identical text",
-                )
-                return RememberResult(memory, created=False, similarity=1.0)
         vector = None
-        if embedder is not None:
+        identical = find_by_hash(db, text, project) if dedupe else None
+        again = (identical, 1.0, "identical text") if identical and identical.status == ACTIVE else None
+        if again is None and embedder is not None:
             vector = embedder.embed([text])[0]
             if dedupe:
-                near = _near_duplicate(
-                    db, vector, embedder.model_id, project, float(settings["duplicate_threshold"])
-                )
-                if near is not None:
-                    memory = reinforce(
-                        db,
-                        near[0],
-                        source=source,
-                        confidence=conf,
-                        tags=tag_list,
-                        now=now,
-                        reason=f"near-duplicate (cosine {near[1]:.3f})",
-                    )
-                    return RememberResult(memory, created=False, similarity=near[1])
+                again = _near(db, vector, embedder.model_id, project, settings)
+        if again is not None:
+            existing, similarity, why = again
+            memory = reinforce(
+                db, existing, source=source, confidence=conf, tags=tag_list, now=now, reason=why
+            )
+            return RememberResult(memory, created=False, similarity=similarity)
         memory_id = (memory_id or "").strip() or new_id()
         if raw(db).execute("SELECT 1 FROM memories WHERE id = ?", [memory_id]).fetchone():
             raise InvalidInput(f"A memory with id '{memory_id}' already exists.")

@@ -40,7 +40,14 @@ def report_outcome(
         raise InvalidInput("Give exactly one of memory_id (a memory you used) or task_id.")
     if task_id:
         return record_outcome(
-            db, str(task_id), worked, source=source, actor=source, project=project
+            db,
+            str(task_id),
+            worked,
+            source=source,
+            actor=source,
+            reason=reason,
+            config=config,
+            project=project,
         )
     memory = get_memory(db, str(memory_id))
     if is_proposal(source):

@@ -11,6 +11,8 @@ import click
 from memory_layer.cli import cli
 from memory_layer.cli.common import config, echo_json, json_option, open_store, short
 
+ACTOR = "cli"
+
 
 def _print_credits(db: Any, credits: list[dict[str, Any]], title: str) -> None:
     from memory_layer.api import describe_change, get_memory
@@ -66,67 +68,73 @@ def outcome(
         memory-layer outcome --memory 3f2a --restore
         memory-layer outcome --credit 12 --undo
     """
-    from memory_layer import api
-    from memory_layer.api import describe_change
-    from memory_layer.cli.common import current_project
-
     chosen = [x for x in (task_id, memory_id, credit_id) if x is not None]
     if len(chosen) != 1:
         raise click.UsageError("Give exactly one of --task, --memory or --credit.")
     if verdict is None:
         raise click.UsageError("Say --worked or --failed (or --undo / --restore).")
-    cfg = config()
-    db = open_store()
-    actor = "cli"
     if credit_id is not None:
-        if verdict != "undo":
-            raise click.UsageError("--credit only takes --undo.")
-        credit = api.undo_credit(db, credit_id, actor=actor, source="cli")
+        _undo_credit(credit_id, verdict, as_json)
+    elif memory_id is not None:
+        _memory_verdict(memory_id, verdict, reason, as_json)
+    else:
+        _task_verdict(str(task_id), verdict, reason, as_json)
+
+
+def _undo_credit(credit_id: int, verdict: str, as_json: bool) -> None:
+    from memory_layer import api
+
+    if verdict != "undo":
+        raise click.UsageError("--credit only takes --undo.")
+    credit = api.undo_credit(open_store(), credit_id, actor=ACTOR, source="cli")
+    if as_json:
+        echo_json(credit)
+    else:
+        click.echo(f"Credit #{credit_id} reversed ({credit['memory_id']}).")
+
+
+def _memory_verdict(memory_id: str, verdict: str, reason: str | None, as_json: bool) -> None:
+    from memory_layer import api
+
+    if verdict == "undo":
+        raise click.UsageError("Undo one memory credit with --credit N --undo.")
+    cfg, db = config(), open_store()
+    if verdict == "restore":
+        memory = api.restore_sinking(db, memory_id, actor=ACTOR, config=cfg)
         if as_json:
-            echo_json(credit)
+            echo_json(memory.to_dict())
         else:
-            click.echo(f"Credit #{credit_id} reversed ({credit['memory_id']}).")
+            click.echo(f"Restored {memory.id} to a neutral score; it is injected again.")
         return
-    if memory_id is not None:
-        if verdict == "undo":
-            raise click.UsageError("Undo one memory credit with --credit N --undo.")
-        if verdict == "restore":
-            memory = api.restore_sinking(db, memory_id, actor=actor, config=cfg)
-            if as_json:
-                echo_json(memory.to_dict())
-            else:
-                click.echo(f"Restored {memory.id} to a neutral score; it is injected again.")
-            return
-        credit = api.memory_feedback(
-            db,
-            memory_id,
-            verdict == "worked",
-            actor=actor,
-            source="cli",
-            reason=reason,
-            config=cfg,
+    credit = api.report_outcome(
+        db, worked=verdict == "worked", source=ACTOR, config=cfg, memory_id=memory_id, reason=reason
+    )
+    if as_json:
+        echo_json(credit)
+    else:
+        click.echo(
+            f"Memory {credit['memory_id']}: {api.describe_change(credit)} "
+            f"(credit #{credit['id']})."
         )
-        if as_json:
-            echo_json(credit)
-        else:
-            click.echo(
-                f"Memory {credit['memory_id']}: {describe_change(credit)} (credit #{credit['id']})."
-            )
-        return
-    assert task_id is not None
+
+
+def _task_verdict(task_id: str, verdict: str, reason: str | None, as_json: bool) -> None:
+    from memory_layer import api
+    from memory_layer.cli.common import current_project
+
     if verdict == "restore":
         raise click.UsageError("--restore is for --memory.")
+    db = open_store()
     if verdict == "undo":
-        result = api.undo_outcome(db, task_id, actor=actor, source="cli")
+        result = api.undo_outcome(db, task_id, actor=ACTOR, source="cli")
     else:
-        result = api.record_outcome(
+        result = api.report_outcome(
             db,
-            task_id,
-            verdict == "worked",
-            source="cli",
-            actor=actor,
+            worked=verdict == "worked",
+            source=ACTOR,
+            config=config(),
+            task_id=task_id,
             reason=reason,
-            config=cfg,
             project=current_project(None),
         )
     if as_json:
