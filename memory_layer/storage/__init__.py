@@ -1,2 +1,5 @@
-"""Storage: the SQLite file, its migrations, and one module per group of tables (memory
-rows and the operations log, sessions, usage, LLM calls). Imports nothing above it."""
+"""Storage: the SQLite file, its migrations, and one module per group of tables, the only
+code that runs SQL on them (``records``: memory rows and their FTS index, read by
+``memory_lists`` for pages and counts; ``operations``: the change log; ``sessions``,
+``usage``, ``llm_calls``; ``conflicts``, ``proposals``: the review inbox; ``tasks``,
+``credits``: outcome learning). Imports nothing above it."""

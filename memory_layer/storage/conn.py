@@ -23,3 +23,22 @@ else:
 
 def raw(db: Conn) -> sqlite3.Connection:
     return db if isinstance(db, sqlite3.Connection) else db.conn
+
+
+def id_matches(db: Conn, table: str, item_id: str, prefix_limit: int) -> list[str]:
+    """``[item_id]`` when ``table`` has a row with exactly that id, else up to
+    ``prefix_limit`` ids there that start with it (none when 0).
+
+    The one lookup the table modules share (inbox ids are typed as prefixes); each
+    passes its own table as a literal, never input."""
+    conn = raw(db)
+    # The table name is one of the callers' literals; only values are bound.
+    if conn.execute(f"SELECT 1 FROM {table} WHERE id = ?", [item_id]).fetchone():
+        return [item_id]
+    if prefix_limit < 1:
+        return []
+    rows = conn.execute(
+        f"SELECT id FROM {table} WHERE substr(id, 1, ?) = ? LIMIT ?",
+        [len(item_id), item_id, prefix_limit],
+    )
+    return [str(r[0]) for r in rows]

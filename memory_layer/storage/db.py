@@ -131,12 +131,31 @@ def generation(db: Conn) -> int:
     return int(row[0]) if row else 0
 
 
+def quick_check(db: Conn) -> str:
+    """``PRAGMA quick_check``'s verdict on a store: "ok" when sound."""
+    return str(raw(db).execute("PRAGMA quick_check").fetchone()[0])
+
+
 def health(db: Conn) -> tuple[str, str]:
     """(``PRAGMA quick_check`` verdict, "ok" when sound; journal mode) of an open store."""
-    conn = raw(db)
-    verdict = conn.execute("PRAGMA quick_check").fetchone()[0]
-    mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
-    return str(verdict), str(mode)
+    verdict = quick_check(db)
+    mode = raw(db).execute("PRAGMA journal_mode").fetchone()[0]
+    return verdict, str(mode)
+
+
+def copy_store(source: Conn, dest: Path) -> sqlite3.Connection:
+    """Copy the open store into the file ``dest`` and return a connection to the copy,
+    for the caller to check and close.
+
+    SQLite's online backup API copies page by page and restarts if a writer changes a
+    page mid-copy, so the copy is one committed state even while others write."""
+    target = sqlite3.connect(str(dest))
+    try:
+        raw(source).backup(target)
+    except BaseException:
+        target.close()
+        raise
+    return target
 
 
 def fts5_available() -> str:

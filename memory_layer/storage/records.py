@@ -1,8 +1,9 @@
-"""Memory rows, counts over them, and the operations log.
+"""Memory rows (tables ``memories`` and its FTS index ``memories_fts``) and the
+queries over them.
 
 Every write goes through this module so that each change leaves one operation
-row (who, what, old value, new value, when, context). Audit, history, undo and
-replay all read that one log.
+row (who, what, old value, new value, when, context; ``storage.operations``) in
+the same transaction. Audit, history, undo and replay all read that one log.
 """
 
 from __future__ import annotations
@@ -11,11 +12,18 @@ import json
 import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 
 from memory_layer.errors import InvalidInput, NotFound
 from memory_layer.models import Memory, iso, memory_from_row, utcnow
-from memory_layer.storage.conn import Conn, raw
+from memory_layer.storage.conn import Conn, id_matches, raw
+
+# The operations log has its own module; these names are imported from here by the
+# doors (and were defined here before the split), so they stay importable here.
+from memory_layer.storage.operations import Operation as Operation
+from memory_layer.storage.operations import history as history
+from memory_layer.storage.operations import operations as operations
+from memory_layer.storage.operations import recent_operations as recent_operations
+from memory_layer.storage.operations import record_op
 from memory_layer.storage.textindex import fts_document, normalise_for_hash
 
 # typing costs ~3 ms to import and is needed here only by type checkers (annotations
@@ -39,34 +47,6 @@ def _schema(db: Conn) -> tuple[list[str], str]:
         select = ", ".join(f"memories.[{n}]" for n in names)
         _SCHEMA_CACHE[key] = (["rowid", *names], select)
     return _SCHEMA_CACHE[key]
-
-
-@dataclass(frozen=True)
-class Operation:
-    id: int
-    at: str
-    actor: str
-    action: str
-    memory_id: str | None
-    old_value: Any
-    new_value: Any
-    context: dict[str, Any]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "at": self.at,
-            "actor": self.actor,
-            "action": self.action,
-            "memory_id": self.memory_id,
-            "old_value": self.old_value,
-            "new_value": self.new_value,
-            "context": self.context,
-        }
-
-
-def _dump(value: Any) -> str | None:
-    return None if value is None else json.dumps(value, ensure_ascii=False, sort_keys=True)
 
 
 _savepoints = 0
@@ -118,25 +98,6 @@ def _locking(conn: sqlite3.Connection, statement: str) -> None:
         if conn.in_transaction:  # a COMMIT that could not finish: nothing half-written
             conn.execute("ROLLBACK")
         raise explain_error(exc, path) from None
-
-
-def record_op(
-    db: Conn,
-    *,
-    actor: str,
-    action: str,
-    memory_id: str | None,
-    old: Any = None,
-    new: Any = None,
-    context: dict[str, Any] | None = None,
-    at: str | None = None,
-) -> int:
-    cursor = raw(db).execute(
-        "INSERT INTO operations(at, actor, action, memory_id, old_value, new_value, context) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?)",
-        [at or iso(utcnow()), actor, action, memory_id, _dump(old), _dump(new), _dump(context)],
-    )
-    return int(cursor.lastrowid or 0)
 
 
 def _public(values: dict[str, Any]) -> dict[str, Any]:
@@ -327,27 +288,23 @@ def memories_where(
 IN_CHUNK = 500
 
 
-def memories_by_rowid(db: Conn, rowids: Sequence[int]) -> dict[int, Memory]:
-    out: dict[int, Memory] = {}
-    ids = list(rowids)
-    for start in range(0, len(ids), IN_CHUNK):
-        chunk = ids[start : start + IN_CHUNK]
+def _in_chunks(db: Conn, column: str, values: Sequence[Any]) -> list[Memory]:
+    """The memories whose ``column`` (a fixed literal of this module) is one of ``values``."""
+    found: list[Memory] = []
+    for start in range(0, len(values), IN_CHUNK):
+        chunk = list(values[start : start + IN_CHUNK])
         marks = ", ".join("?" for _ in chunk)
-        for memory in memories_where(db, f"memories.rowid IN ({marks})", chunk, order_by="1"):
-            out[memory.rowid] = memory
-    return out
+        found += memories_where(db, f"{column} IN ({marks})", chunk, order_by="1")
+    return found
+
+
+def memories_by_rowid(db: Conn, rowids: Sequence[int]) -> dict[int, Memory]:
+    return {m.rowid: m for m in _in_chunks(db, "memories.rowid", list(rowids))}
 
 
 def memories_by_id(db: Conn, memory_ids: Sequence[str]) -> dict[str, Memory]:
     """The memories with these full ids (missing ones are left out)."""
-    out: dict[str, Memory] = {}
-    ids = list(dict.fromkeys(memory_ids))
-    for start in range(0, len(ids), IN_CHUNK):
-        chunk = ids[start : start + IN_CHUNK]
-        marks = ", ".join("?" for _ in chunk)
-        for memory in memories_where(db, f"memories.id IN ({marks})", chunk, order_by="1"):
-            out[memory.id] = memory
-    return out
+    return {m.id: m for m in _in_chunks(db, "memories.id", list(dict.fromkeys(memory_ids)))}
 
 
 def find_by_hash(db: Conn, text: str, project: str | None) -> Memory | None:
@@ -358,57 +315,6 @@ def find_by_hash(db: Conn, text: str, project: str | None) -> Memory | None:
         limit=1,
     )
     return found[0] if found else None
-
-
-def _to_operation(row: Sequence[Any]) -> Operation:
-    op_id, at, actor, action, memory_id, old, new, context = row
-    return Operation(
-        id=op_id,
-        at=at,
-        actor=actor,
-        action=action,
-        memory_id=memory_id,
-        old_value=json.loads(old) if old else None,
-        new_value=json.loads(new) if new else None,
-        context=json.loads(context) if context else {},
-    )
-
-
-_OP_COLUMNS = "id, at, actor, action, memory_id, old_value, new_value, context"
-
-
-def history(db: Conn, memory_id: str) -> list[Operation]:
-    rows = (
-        raw(db)
-        .execute(
-            "SELECT " + _OP_COLUMNS + " FROM operations WHERE memory_id = ? ORDER BY id",
-            [memory_id],
-        )
-        .fetchall()
-    )
-    return [_to_operation(r) for r in rows]
-
-
-def operations(
-    db: Conn, *, since: str | None = None, after_id: int = 0, limit: int | None = None
-) -> list[Operation]:
-    sql = "SELECT " + _OP_COLUMNS + " FROM operations WHERE id > ?"
-    args: list[Any] = [after_id]
-    if since:
-        sql += " AND at >= ?"
-        args.append(since)
-    sql += " ORDER BY id"
-    if limit is not None:
-        sql += " LIMIT ?"
-        args.append(limit)
-    return [_to_operation(r) for r in raw(db).execute(sql, args).fetchall()]
-
-
-def recent_operations(db: Conn, limit: int) -> list[Operation]:
-    """The last ``limit`` operations, newest first."""
-    newest = raw(db).execute("SELECT coalesce(max(id), 0) FROM operations").fetchone()[0]
-    ops = operations(db, after_id=max(0, int(newest) - limit), limit=limit)
-    return list(reversed(ops))
 
 
 def total_memories(db: Conn) -> int:
@@ -446,3 +352,128 @@ def judged_outcome_scores(db: Conn) -> list[float]:
 def all_memories(db: Conn) -> list[Memory]:
     """Every record, in insertion order (the Markdown mirror writes them all out)."""
     return memories_where(db, "1", order_by="memories.rowid")
+
+
+# --- Lookups the use cases name ------------------------------------------------------
+
+
+def memory_exists(db: Conn, memory_id: str) -> bool:
+    """Whether a memory has exactly this id (no prefix matching)."""
+    row = raw(db).execute("SELECT 1 FROM memories WHERE id = ?", [memory_id]).fetchone()
+    return row is not None
+
+
+def stored_text(db: Conn, memory_id: str) -> str | None:
+    """The text of the memory with exactly this id, or None."""
+    row = raw(db).execute("SELECT text FROM memories WHERE id = ?", [memory_id]).fetchone()
+    return row[0] if row else None
+
+
+def text_stored(db: Conn, text: str, project: str | None) -> bool:
+    """Whether the scope already holds this text (as normalised for duplicates), whatever
+    its status."""
+    row = (
+        raw(db)
+        .execute(
+            "SELECT 1 FROM memories WHERE content_hash = ? AND project IS ?",
+            [normalise_for_hash(text), project],
+        )
+        .fetchone()
+    )
+    return row is not None
+
+
+def with_same_text(
+    db: Conn,
+    text: str,
+    project: str | None,
+    statuses: Sequence[str],
+    *,
+    with_global: bool = False,
+    limit: int | None = None,
+) -> list[Memory]:
+    """Memories of ``project`` (and global ones, ``with_global``) in ``statuses`` whose text
+    is this one as normalised for duplicates, oldest first."""
+    marks = ", ".join("?" for _ in statuses)
+    scope = "(project IS ? OR project IS NULL)" if with_global else "project IS ?"
+    return memories_where(
+        db,
+        f"content_hash = ? AND {scope} AND status IN ({marks})",
+        [normalise_for_hash(text), project, *statuses],
+        order_by="memories.rowid",
+        limit=limit,
+    )
+
+
+def with_status(db: Conn, statuses: Sequence[str]) -> list[Memory]:
+    """Every memory in one of ``statuses``, oldest first."""
+    marks = ", ".join("?" for _ in statuses)
+    return memories_where(db, f"status IN ({marks})", list(statuses), order_by="memories.rowid")
+
+
+def fact_values(
+    db: Conn, project: str | None, subject: str, key: str, statuses: Sequence[str]
+) -> list[Memory]:
+    """The values recorded for one structured fact (subject case-insensitive) in
+    ``project``, in ``statuses``, oldest first."""
+    marks = ", ".join("?" for _ in statuses)
+    return memories_where(
+        db,
+        f"subject = ? COLLATE NOCASE AND fact_key = ? AND project IS ? AND status IN ({marks})",
+        [subject, key, project, *statuses],
+        order_by="memories.rowid",
+    )
+
+
+def in_conflict(db: Conn, conflict_id: str, status: str) -> list[Memory]:
+    """The memories of one conflict that are in ``status``, oldest first."""
+    return memories_where(
+        db, "conflict_id = ? AND status = ?", [conflict_id, status], order_by="memories.rowid"
+    )
+
+
+def unstamped_active(db: Conn) -> list[tuple[str, str, str, str]]:
+    """(id, text, category, source) of active memories without a checksum, oldest first."""
+    rows = raw(db).execute(
+        "SELECT id, text, category, source FROM memories "
+        "WHERE checksum IS NULL AND status = 'active' ORDER BY rowid"
+    )
+    return [(r[0], r[1], r[2], r[3]) for r in rows]
+
+
+def created_times(db: Conn) -> list[str]:
+    """When each memory was created, as stored."""
+    return [r[0] for r in raw(db).execute("SELECT created_at FROM memories")]
+
+
+def ids_matching(db: Conn, item_id: str, prefix_limit: int) -> list[str]:
+    """``[item_id]`` when a memory has exactly that id, else up to ``prefix_limit`` ids
+    of memories starting with it."""
+    return id_matches(db, "memories", item_id, prefix_limit)
+
+
+# --- Vectors: derived data, written without operation rows ----------------------------
+
+
+def texts_to_embed(db: Conn, model_id: str, *, force: bool = False) -> list[tuple[int, str]]:
+    """(rowid, text) of the memories lacking a vector from ``model_id`` (every memory
+    when ``force``), in rowid order."""
+    if force:
+        rows = raw(db).execute("SELECT rowid, text FROM memories ORDER BY rowid")
+    else:
+        rows = raw(db).execute(
+            "SELECT rowid, text FROM memories WHERE embedding IS NULL "
+            "OR embedding_model IS NOT ? ORDER BY rowid",
+            [model_id],
+        )
+    return [(int(r[0]), r[1]) for r in rows]
+
+
+def set_embeddings(db: Conn, model_id: str, vectors: Sequence[tuple[int, bytes]]) -> None:
+    """Store each (rowid, vector BLOB) from ``model_id``, in one transaction. The text did
+    not change, so no operation row is written."""
+    with transaction(db) as conn:
+        conn.executemany(
+            "UPDATE memories SET embedding = ?, embedding_model = ? WHERE rowid = ?",
+            [(blob, model_id, rowid) for rowid, blob in vectors],
+        )
