@@ -9,7 +9,6 @@ WAL database can miss the WAL or tear between the two files).
 from __future__ import annotations
 
 import os
-import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +22,9 @@ def default_path() -> Path:
 
 
 def backup(dest: Path | None = None) -> dict[str, Any]:
-    from memory_layer.storage.db import open_db
+    from memory_layer.storage.db import copy_store, open_db, quick_check
+    from memory_layer.storage.operations import count_operations
+    from memory_layer.storage.records import total_memories
 
     dest = dest or default_path()
     if dest.exists():
@@ -32,14 +33,16 @@ def backup(dest: Path | None = None) -> dict[str, Any]:
     # Memories can hold private project details: the copy is as private as the original.
     os.close(os.open(dest, os.O_CREAT | os.O_WRONLY, 0o600))
     source = open_db()
-    target = sqlite3.connect(str(dest))
     try:
-        source.backup(target)
-        check = target.execute("PRAGMA quick_check").fetchone()[0]
-        count = int(target.execute("SELECT count(*) FROM memories").fetchone()[0])
-        ops = int(target.execute("SELECT count(*) FROM operations").fetchone()[0])
+        target = copy_store(source, dest)
+        try:
+            # Checked and counted on the copy itself: what a restore would get.
+            check = quick_check(target)
+            count = total_memories(target)
+            ops = count_operations(target)
+        finally:
+            target.close()
     finally:
-        target.close()
         source.close()
     return {
         "path": str(dest),

@@ -6,8 +6,8 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from memory_layer.embed import to_blob
-from memory_layer.storage.conn import Conn, raw
-from memory_layer.storage.records import transaction
+from memory_layer.storage.conn import Conn
+from memory_layer.storage.records import set_embeddings, texts_to_embed
 
 BATCH = 64
 
@@ -21,24 +21,16 @@ def backfill(
 ) -> int:
     """Embed memories lacking a vector from this model. Vectors are derived data, so
     this writes no operations-log rows (the text did not change)."""
-    conn = raw(db)
-    if force:
-        rows = conn.execute("SELECT rowid, text FROM memories ORDER BY rowid").fetchall()
-    else:
-        rows = conn.execute(
-            "SELECT rowid, text FROM memories WHERE embedding IS NULL "
-            "OR embedding_model IS NOT ? ORDER BY rowid",
-            [embedder.model_id],
-        ).fetchall()
+    rows = texts_to_embed(db, embedder.model_id, force=force)
     done = 0
     for start in progress(range(0, len(rows), BATCH)):
         chunk = rows[start : start + BATCH]
         vectors = embedder.embed([text for _, text in chunk])
-        with transaction(conn):
-            for (rowid, _), vector in zip(chunk, vectors, strict=True):
-                conn.execute(
-                    "UPDATE memories SET embedding = ?, embedding_model = ? WHERE rowid = ?",
-                    [to_blob(vector), embedder.model_id, rowid],
-                )
+        # One transaction per batch: an interrupted backfill keeps what it embedded.
+        set_embeddings(
+            db,
+            embedder.model_id,
+            [(rowid, to_blob(vector)) for (rowid, _), vector in zip(chunk, vectors, strict=True)],
+        )
         done += len(chunk)
     return done

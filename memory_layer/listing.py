@@ -2,77 +2,32 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
-from memory_layer.errors import InvalidInput
-from memory_layer.models import Memory, check_category
-from memory_layer.storage.conn import Conn, raw
-from memory_layer.storage.records import Operation, get_memory, history, memories_where
+from memory_layer.storage.conn import Conn
+from memory_layer.storage.memory_lists import (
+    SORTS,
+    Filters,
+    count_memories,
+    counts_by,
+    list_memories,
+    outcome_marks,
+)
+from memory_layer.storage.operations import Operation, count_operations, history
+from memory_layer.storage.records import get_memory, total_memories, unembedded_count
+from memory_layer.storage.tasks import outcome_counts
 
-SORTS = {
-    "newest": "memories.created_at DESC, memories.id",
-    "oldest": "memories.created_at ASC, memories.id",
-    "updated": "memories.updated_at DESC, memories.id",
-    "outcome": "memories.outcome_score DESC, memories.id",
-    "uses": "memories.use_count DESC, memories.id",
-}
-
-
-@dataclass(frozen=True)
-class Filters:
-    project: str | None = None  # 'global' selects global memories
-    category: str | None = None
-    status: str | None = None
-    source: str | None = None
-    tag: str | None = None
-    min_outcome: float | None = None
-    max_outcome: float | None = None
-
-    def where(self) -> tuple[str, list[Any]]:
-        clauses: list[str] = []
-        args: list[Any] = []
-        if self.project == "global":
-            clauses.append("memories.project IS NULL")
-        elif self.project:
-            clauses.append("memories.project = ?")
-            args.append(self.project)
-        if self.category:
-            clauses.append("memories.category = ?")
-            args.append(check_category(self.category))
-        if self.status:
-            clauses.append("memories.status = ?")
-            args.append(self.status)
-        if self.source:
-            clauses.append("memories.source = ?")
-            args.append(self.source)
-        if self.tag:
-            clauses.append("EXISTS (SELECT 1 FROM json_each(memories.tags) WHERE value = ?)")
-            args.append(self.tag)
-        if self.min_outcome is not None:
-            clauses.append("memories.outcome_score >= ?")
-            args.append(self.min_outcome)
-        if self.max_outcome is not None:
-            clauses.append("memories.outcome_score <= ?")
-            args.append(self.max_outcome)
-        return (" AND ".join(clauses) or "1"), args
-
-
-def list_memories(
-    db: Conn, filters: Filters, *, limit: int = 50, offset: int = 0, sort: str = "newest"
-) -> list[Memory]:
-    # SQLite reads LIMIT -1 as "no limit": a negative page size must not list everything.
-    if limit < 1 or offset < 0:
-        raise InvalidInput(f"limit must be at least 1 and offset at least 0 (got {limit}, {offset}).")
-    where, args = filters.where()
-    return memories_where(
-        db, where, args, order_by=SORTS.get(sort, SORTS["newest"]), limit=limit, offset=offset
-    )
-
-
-def count_memories(db: Conn, filters: Filters) -> int:
-    where, args = filters.where()
-    return int(raw(db).execute("SELECT count(*) FROM memories WHERE " + where, args).fetchone()[0])
+# The doors list and count through these names (and offer SORTS' keys as sort choices);
+# the queries themselves are storage's.
+__all__ = [
+    "SORTS",
+    "Filters",
+    "count_memories",
+    "details",
+    "list_memories",
+    "stats",
+    "summarise",
+]
 
 
 def summarise(op: Operation) -> str:
@@ -110,29 +65,17 @@ def details(db: Conn, memory_id: str) -> dict[str, Any]:
 
 
 def stats(db: Conn) -> dict[str, Any]:
-    conn = raw(db)
-
-    def grouped(column: str) -> dict[str, int]:
-        # Column names are fixed literals below, never user input.
-        rows = conn.execute(
-            "SELECT coalesce(" + column + ", 'global'), count(*) FROM memories GROUP BY 1 "
-            "ORDER BY 2 DESC, 1"
-        ).fetchall()
-        return {str(k): int(v) for k, v in rows}
-
-    total = int(conn.execute("SELECT count(*) FROM memories").fetchone()[0])
-    embedded = int(
-        conn.execute("SELECT count(*) FROM memories WHERE embedding IS NOT NULL").fetchone()[0]
-    )
+    total = total_memories(db)
+    missing = unembedded_count(db)
     return {
         "total": total,
-        "embedded": embedded,
-        "missing_vectors": total - embedded,
-        "by_category": grouped("category"),
-        "by_status": grouped("status"),
-        "by_project": grouped("project"),
-        "by_source": grouped("source"),
-        "operations": int(conn.execute("SELECT count(*) FROM operations").fetchone()[0]),
+        "embedded": total - missing,
+        "missing_vectors": missing,
+        "by_category": counts_by(db, "category"),
+        "by_status": counts_by(db, "status"),
+        "by_project": counts_by(db, "project"),
+        "by_source": counts_by(db, "source"),
+        "operations": count_operations(db),
         "outcomes": _outcome_counts(db),
     }
 
@@ -143,23 +86,17 @@ def _outcome_counts(db: Conn) -> dict[str, int]:
     from memory_layer.outcomes.rules import settings
 
     rules = settings(None)
-    conn = raw(db)
-    judged, proven, sinking = conn.execute(
-        "SELECT count(*) FILTER (WHERE success_count + failure_count > 0), "
-        "count(*) FILTER (WHERE success_count >= ? AND outcome_score >= ? "
-        "AND success_count >= 2 * failure_count), "
-        "count(*) FILTER (WHERE outcome_score <= ?) FROM memories WHERE status = 'active'",
-        [rules.proven_min_successes, rules.proven_min_score, rules.floor],
-    ).fetchone()
-    tasks = dict(
-        conn.execute(
-            "SELECT outcome, count(*) FROM tasks WHERE outcome IS NOT NULL GROUP BY outcome"
-        ).fetchall()
+    judged, proven, sinking = outcome_marks(
+        db,
+        proven_min_successes=rules.proven_min_successes,
+        proven_min_score=rules.proven_min_score,
+        floor=rules.floor,
     )
+    tasks = outcome_counts(db)
     return {
-        "judged": int(judged),
-        "proven": int(proven),
-        "sinking": int(sinking),
+        "judged": judged,
+        "proven": proven,
+        "sinking": sinking,
         "tasks_succeeded": int(tasks.get("success", 0)),
         "tasks_failed": int(tasks.get("failure", 0)),
     }

@@ -12,11 +12,12 @@ from datetime import datetime
 
 from memory_layer.errors import InvalidInput
 from memory_layer.models import ACTIVE, RETIRED, Memory, check_category, iso, parse_time, utcnow
-from memory_layer.storage.conn import Conn, raw
+from memory_layer.storage.conn import Conn
 from memory_layer.storage.records import (
     find_by_hash,
     insert_memory,
     memories_by_rowid,
+    memory_exists,
     transaction,
     update_memory,
 )
@@ -211,7 +212,7 @@ def remember(
             )
             return RememberResult(memory, created=False, similarity=similarity)
         memory_id = (memory_id or "").strip() or new_id()
-        if raw(db).execute("SELECT 1 FROM memories WHERE id = ?", [memory_id]).fetchone():
+        if memory_exists(db, memory_id):
             raise InvalidInput(f"A memory with id '{memory_id}' already exists.")
         stamp = created_at or iso(now)
         values: dict[str, Any] = {

@@ -15,8 +15,9 @@ from typing import Any
 from memory_layer.errors import ImportFailed, InvalidInput
 from memory_layer.memories import check_confidence, check_text, clean_tags, new_id
 from memory_layer.models import check_category, iso, parse_time, utcnow
-from memory_layer.storage.conn import Conn, raw
-from memory_layer.storage.records import insert_memory, memories_where, transaction
+from memory_layer.storage.conn import Conn
+from memory_layer.storage.memory_lists import Filters, list_memories
+from memory_layer.storage.records import insert_memory, stored_text, text_stored, transaction
 from memory_layer.storage.textindex import normalise_for_hash
 
 # Fields export writes beyond the import minimum, so a round trip loses nothing.
@@ -136,22 +137,18 @@ def import_records(
     actor: str = "import",
 ) -> ImportReport:
     """Write validated records in one transaction, skipping ones already stored."""
-    conn = raw(db)
     now = iso(utcnow())
     todo: list[dict[str, Any]] = []
     skipped = 0
     for number, values in records:
         if "id" in values:
-            row = conn.execute("SELECT text FROM memories WHERE id = ?", [values["id"]]).fetchone()
-            if row is not None:
-                if normalise_for_hash(row[0]) == normalise_for_hash(values["text"]):
+            text = stored_text(db, values["id"])
+            if text is not None:
+                if normalise_for_hash(text) == normalise_for_hash(values["text"]):
                     skipped += 1
                     continue
                 raise _field_error(number, f'id "{values["id"]}" already exists with other text.')
-        elif conn.execute(
-            "SELECT 1 FROM memories WHERE content_hash = ? AND project IS ?",
-            [normalise_for_hash(values["text"]), values["project"]],
-        ).fetchone():
+        elif text_stored(db, values["text"], values["project"]):
             skipped += 1
             continue
         todo.append(values)
@@ -166,12 +163,12 @@ def import_records(
             ):
                 values["embedding"] = to_blob(vector)
                 values["embedding_model"] = embedder.model_id
-    with transaction(conn):
+    with transaction(db):
         for values in write_progress(todo):
             values.setdefault("id", new_id())
             values.setdefault("created_at", now)
             values.setdefault("updated_at", now)
-            insert_memory(conn, values, actor=actor, context={"via": "import"})
+            insert_memory(db, values, actor=actor, context={"via": "import"})
     return ImportReport(imported=len(todo), skipped=skipped)
 
 
@@ -179,9 +176,7 @@ def export_records(db: Conn) -> Iterator[dict[str, Any]]:
     """Every memory, oldest first, with every field import understands."""
     offset = 0
     while True:
-        page = memories_where(
-            db, "1", [], order_by="memories.created_at, memories.id", limit=1000, offset=offset
-        )
+        page = list_memories(db, Filters(), sort="oldest", limit=1000, offset=offset)
         if not page:
             return
         for memory in page:
