@@ -16,11 +16,13 @@ from memory_layer.errors import InvalidInput
 from memory_layer.memories import RememberResult, check_text, reinforce
 from memory_layer.memories import remember as core_remember
 from memory_layer.models import Memory, iso, utcnow
-from memory_layer.storage.conn import Conn, raw
+from memory_layer.storage import conflicts
+from memory_layer.storage.conn import Conn
+from memory_layer.storage.operations import record_op
 from memory_layer.storage.records import (
+    fact_values,
     get_memory,
-    memories_where,
-    record_op,
+    in_conflict,
     transaction,
     update_memory,
 )
@@ -66,35 +68,15 @@ def clean_fact(subject: str | None, key: str | None) -> tuple[str, str] | None:
     return subject, key
 
 
-def fact_candidates(
-    db: Conn, project: str | None, subject: str, key: str, statuses: tuple[str, ...]
-) -> list[Memory]:
-    marks = ", ".join("?" for _ in statuses)
-    return memories_where(
-        db,
-        f"subject = ? COLLATE NOCASE AND fact_key = ? AND project IS ? AND status IN ({marks})",
-        [subject, key, project, *statuses],
-        order_by="memories.rowid",
-    )
-
-
 def open_conflict(db: Conn, project: str | None, subject: str, key: str, *, actor: str) -> str:
     """The id of the open conflict for this fact, opening one if needed."""
-    conn = raw(db)
-    row = conn.execute(
-        "SELECT id FROM conflicts WHERE coalesce(project, '') = coalesce(?, '') "
-        "AND subject = ? COLLATE NOCASE AND fact_key = ? AND resolved_at IS NULL",
-        [project, subject, key],
-    ).fetchone()
-    if row:
-        return str(row[0])
+    existing = conflicts.open_conflict_id(db, project, subject, key)
+    if existing:
+        return existing
     import secrets  # only when a conflict opens: ~8 ms on the capture path
 
     conflict_id = "c" + secrets.token_hex(7)
-    conn.execute(
-        "INSERT INTO conflicts(id, project, subject, fact_key, opened_at) VALUES (?, ?, ?, ?, ?)",
-        [conflict_id, project, subject, key, iso(utcnow())],
-    )
+    conflicts.insert_conflict(db, conflict_id, project, subject, key, opened_at=iso(utcnow()))
     record_op(
         db,
         actor=actor,
@@ -203,7 +185,7 @@ def _write_fact(
 
     subject, key = fact
     value = clean(check_text(text, int(config["remember"]["max_chars"])))
-    current = fact_candidates(db, project, subject, key, (ACTIVE, CONFLICT))
+    current = fact_values(db, project, subject, key, (ACTIVE, CONFLICT))
     wanted = normalise_for_hash(value)
     for memory in current:
         if normalise_for_hash(memory.text) == wanted:
@@ -269,9 +251,8 @@ def _write_fact(
 
 
 def conflict_members(db: Conn, conflict_id: str) -> list[Memory]:
-    return memories_where(
-        db, "conflict_id = ? AND status = ?", [conflict_id, CONFLICT], order_by="memories.rowid"
-    )
+    """The candidates of a conflict still standing (not yet rejected or confirmed)."""
+    return in_conflict(db, conflict_id, CONFLICT)
 
 
 def resolve_conflict(
@@ -287,14 +268,10 @@ def resolve_conflict(
 ) -> Memory | None:
     """Confirm one candidate (or none) and reject the others; history keeps all."""
     with transaction(db):
-        row = (
-            raw(db)
-            .execute("SELECT resolved_at FROM conflicts WHERE id = ?", [conflict_id])
-            .fetchone()
-        )
-        if row is None:
+        conflict = conflicts.get_conflict(db, conflict_id)
+        if conflict is None:
             raise InvalidInput(f"No conflict '{conflict_id}'. `memory-layer review` lists them.")
-        if row[0] is not None:
+        if not conflict.is_open:
             raise InvalidInput(f"Conflict {conflict_id} was already resolved.")
         members = conflict_members(db, conflict_id)
         chosen: Memory | None = None
@@ -332,10 +309,13 @@ def resolve_conflict(
                 action="confirm",
                 embedder=embedder,
             )
-        raw(db).execute(
-            "UPDATE conflicts SET resolved_at = ?, resolved_by = ?, chosen_id = ?, reason = ? "
-            "WHERE id = ?",
-            [iso(utcnow()), actor, chosen.id if chosen else None, reason, conflict_id],
+        conflicts.mark_resolved(
+            db,
+            conflict_id,
+            at=iso(utcnow()),
+            actor=actor,
+            chosen_id=chosen.id if chosen else None,
+            reason=reason,
         )
         record_op(
             db,
@@ -358,7 +338,7 @@ def settle_fact(db: Conn, memory: Memory, *, actor: str, reason: str | None) -> 
     with transaction(db):
         others = [
             m
-            for m in fact_candidates(db, memory.project, subject, key, (ACTIVE, CONFLICT))
+            for m in fact_values(db, memory.project, subject, key, (ACTIVE, CONFLICT))
             if m.id != memory.id
         ]
         for other in others:
@@ -373,13 +353,17 @@ def settle_fact(db: Conn, memory: Memory, *, actor: str, reason: str | None) -> 
                     action="reject",
                     context={"reason": reason or f"{memory.id} was accepted instead"},
                 )
-        closed = raw(db).execute(
-            "UPDATE conflicts SET resolved_at = ?, resolved_by = ?, chosen_id = ?, reason = ? "
-            "WHERE coalesce(project, '') = coalesce(?, '') AND subject = ? COLLATE NOCASE "
-            "AND fact_key = ? AND resolved_at IS NULL",
-            [iso(utcnow()), actor, memory.id, reason, memory.project, subject, key],
+        closed = conflicts.resolve_open_for_fact(
+            db,
+            memory.project,
+            subject,
+            key,
+            at=iso(utcnow()),
+            actor=actor,
+            chosen_id=memory.id,
+            reason=reason,
         )
-        if closed.rowcount:
+        if closed:
             record_op(
                 db,
                 actor=actor,
@@ -409,7 +393,7 @@ def check_restorable(db: Conn, memory: Memory) -> None:
         return
     standing = [
         m
-        for m in fact_candidates(db, memory.project, subject, key, (ACTIVE, CONFLICT))
+        for m in fact_values(db, memory.project, subject, key, (ACTIVE, CONFLICT))
         if m.id != memory.id
     ]
     if standing:

@@ -8,11 +8,15 @@ which may also start with ``c``), so a prefix is looked up in all three.
 from __future__ import annotations
 
 from memory_layer.errors import InvalidInput, NotFound
-from memory_layer.storage.conn import Conn, raw
+from memory_layer.storage import conflicts, proposals, records
+from memory_layer.storage.conn import Conn
 
-# Where an inbox item's id can live, with the word an error uses for it.
-_ITEM_TABLES = (("proposals", "proposal"), ("conflicts", "conflict"), ("memories", "memory"))
+# Where an inbox item's id can live, in the order looked up, with the word an error
+# uses for it.
+_ITEM_KINDS = ((proposals, "proposal"), (conflicts, "conflict"), (records, "memory"))
 MIN_PREFIX = 4
+# How many ids a prefix may fit per kind: more than one is refused anyway.
+_PREFIX_FITS = 3
 
 
 def resolve_item_id(db: Conn, item_id: str) -> str:
@@ -23,17 +27,13 @@ def resolve_item_id(db: Conn, item_id: str) -> str:
     if not item_id:
         raise InvalidInput("An inbox item id is required. `memory-layer review` lists them.")
     matches: list[tuple[str, str]] = []
-    for table, kind in _ITEM_TABLES:
-        # Table names are the fixed literals above, never user input.
-        exact = raw(db).execute(f"SELECT id FROM {table} WHERE id = ?", [item_id]).fetchone()
-        if exact:
-            return str(exact[0])
-        if len(item_id) >= MIN_PREFIX:
-            rows = raw(db).execute(
-                f"SELECT id FROM {table} WHERE substr(id, 1, ?) = ? LIMIT 3",
-                [len(item_id), item_id],
-            )
-            matches.extend((kind, str(row[0])) for row in rows)
+    prefix_fits = _PREFIX_FITS if len(item_id) >= MIN_PREFIX else 0
+    for store, kind in _ITEM_KINDS:
+        found = store.ids_matching(db, item_id, prefix_fits)
+        if found == [item_id]:
+            # The exact id (an id a prefix fits is longer): it wins over other kinds' fits.
+            return item_id
+        matches.extend((kind, full) for full in found)
     if len(matches) == 1:
         return matches[0][1]
     if matches:

@@ -15,9 +15,9 @@ from typing import Any
 from memory_layer.memories import check_text
 from memory_layer.models import check_category
 from memory_layer.storage.conn import Conn
-from memory_layer.storage.records import memories_where, transaction
+from memory_layer.storage.records import fact_values, transaction, with_same_text
 from memory_layer.storage.textindex import normalise_for_hash
-from memory_layer.trust.facts import clean_fact, fact_candidates, write
+from memory_layer.trust.facts import clean_fact, write
 from memory_layer.trust.visibility import ACTIVE, CONFLICT, PENDING, agent_withheld_reason
 
 # Something a future reader can act on: a number, path, flag, command, identifier
@@ -51,12 +51,8 @@ def duplicates(
     """Records in the same scope saying the same thing (same text, or a near-identical
     vector), whatever their status."""
     found: dict[str, dict[str, Any]] = {}
-    wanted = normalise_for_hash(text)
-    for memory in memories_where(
-        db,
-        "content_hash = ? AND (project IS ? OR project IS NULL) AND status IN (?, ?, ?)",
-        [wanted, project, ACTIVE, PENDING, CONFLICT],
-        order_by="memories.rowid",
+    for memory in with_same_text(
+        db, text, project, (ACTIVE, PENDING, CONFLICT), with_global=True
     ):
         found[memory.id] = {"id": memory.id, "status": memory.status, "similarity": 1.0}
     if embedder is not None:
@@ -135,7 +131,7 @@ def check_draft(
     fact = clean_fact(subject, key)
     if fact:
         wanted = normalise_for_hash(redacted)
-        for memory in fact_candidates(db, project, fact[0], fact[1], (ACTIVE, CONFLICT)):
+        for memory in fact_values(db, project, fact[0], fact[1], (ACTIVE, CONFLICT)):
             if normalise_for_hash(memory.text) != wanted:
                 # The caller is an agent (MCP): withheld by the same predicate as
                 # `read` and `search` (sinking included), the value stays hidden.
@@ -198,13 +194,7 @@ def propose_record(
 
     stored = clean(check_text(text, int(config["remember"]["max_chars"])))
     with transaction(db):
-        for dup in memories_where(
-            db,
-            "content_hash = ? AND project IS ? AND status IN (?, ?, ?)",
-            [normalise_for_hash(stored), project, ACTIVE, PENDING, CONFLICT],
-            order_by="memories.rowid",
-            limit=1,
-        ):
+        for dup in with_same_text(db, stored, project, (ACTIVE, PENDING, CONFLICT), limit=1):
             return {
                 "status": dup.status,
                 "item_id": dup.id,

@@ -13,19 +13,20 @@ actor, with a reason, and lands in the operations log.
 
 from __future__ import annotations
 
-import json
 import secrets
 from typing import Any
 
 from memory_layer.errors import InvalidInput, NotFound
 from memory_layer.models import Memory, iso, utcnow
-from memory_layer.storage.conn import Conn, raw
+from memory_layer.storage import conflicts, proposals
+from memory_layer.storage.conn import Conn
+from memory_layer.storage.operations import last_context, record_op
 from memory_layer.storage.records import (
+    fact_values,
     get_memory,
-    memories_where,
-    record_op,
     transaction,
     update_memory,
+    with_status,
 )
 from memory_layer.trust.facts import conflict_members, resolve_conflict, settle_fact
 from memory_layer.trust.ids import resolve_item_id
@@ -41,11 +42,6 @@ from memory_layer.trust.visibility import (
 )
 
 DECISIONS = ("accept", "revise", "reject")
-
-_PROPOSAL_COLUMNS = (
-    "id, memory_id, text, changes, source, reason, created_at, status, decided_by, "
-    "decided_at, decision_reason, base_text"
-)
 
 
 def _brief(memory: Memory) -> dict[str, Any]:
@@ -64,25 +60,8 @@ def _brief(memory: Memory) -> dict[str, Any]:
 
 
 def _last_reason(db: Conn, memory_id: str, action: str) -> str | None:
-    row = (
-        raw(db)
-        .execute(
-            "SELECT context FROM operations WHERE memory_id = ? AND action = ? "
-            "ORDER BY id DESC LIMIT 1",
-            [memory_id, action],
-        )
-        .fetchone()
-    )
-    if not row or not row[0]:
-        return None
-    return json.loads(row[0]).get("reason")
-
-
-def _proposal(row: Any) -> dict[str, Any]:
-    names = [n.strip() for n in _PROPOSAL_COLUMNS.split(",")]
-    data = dict(zip(names, row, strict=True))
-    data["changes"] = json.loads(data["changes"]) if data["changes"] else {}
-    return data
+    context = last_context(db, memory_id, action)
+    return context.get("reason") if context else None
 
 
 def _awaits_review(memory: Memory) -> bool:
@@ -96,14 +75,12 @@ def _awaits_review(memory: Memory) -> bool:
 def _fact_note(db: Conn, memory: Memory) -> str:
     """For a proposed value of a structured fact: what accepting it would replace, and
     the other proposals for the same fact, so no confirmed value is replaced unseen."""
-    from memory_layer.trust.facts import fact_candidates
-
     subject, key = memory.extra.get("subject"), memory.extra.get("fact_key")
     if not subject or not key:
         return ""
     others = [
         m
-        for m in fact_candidates(db, memory.project, subject, key, (ACTIVE, PENDING))
+        for m in fact_values(db, memory.project, subject, key, (ACTIVE, PENDING))
         if m.id != memory.id
     ]
     standing = [m for m in others if m.status == ACTIVE]
@@ -148,31 +125,20 @@ def propose_change(
         target = get_memory(db, memory_id)
         if text == target.text and not changes:
             raise InvalidInput(f"Memory {target.id} already says exactly that.")
-        existing = (
-            raw(db)
-            .execute(
-                "SELECT " + _PROPOSAL_COLUMNS + " FROM proposals "
-                "WHERE memory_id = ? AND text = ? AND status = 'open'",
-                [target.id, text],
-            )
-            .fetchone()
-        )
+        existing = proposals.open_proposal_for(db, target.id, text)
         if existing:
-            return {**_proposal(existing), "created": False}
+            return {**existing, "created": False}
         proposal_id = "p" + secrets.token_hex(7)
-        raw(db).execute(
-            "INSERT INTO proposals(id, memory_id, text, changes, source, reason, created_at, "
-            "base_text) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            [
-                proposal_id,
-                target.id,
-                text,
-                json.dumps(changes or {}, sort_keys=True),
-                source,
-                reason,
-                iso(utcnow()),
-                target.text,  # what it changes: accepting it later must not undo a newer edit
-            ],
+        proposal = proposals.insert_proposal(
+            db,
+            proposal_id,
+            target.id,
+            text,
+            changes=changes or {},
+            source=source,
+            reason=reason,
+            created_at=iso(utcnow()),
+            base_text=target.text,  # accepting it later must not undo a newer edit
         )
         record_op(
             db,
@@ -183,24 +149,7 @@ def propose_change(
             new={"text": text, **(changes or {})},
             context={"proposal_id": proposal_id, "reason": reason},
         )
-        row = (
-            raw(db)
-            .execute("SELECT " + _PROPOSAL_COLUMNS + " FROM proposals WHERE id = ?", [proposal_id])
-            .fetchone()
-        )
-    return {**_proposal(row), "created": True}
-
-
-def open_proposals(db: Conn) -> list[dict[str, Any]]:
-    rows = (
-        raw(db)
-        .execute(
-            "SELECT " + _PROPOSAL_COLUMNS + " FROM proposals WHERE status = 'open' "
-            "ORDER BY created_at, id"
-        )
-        .fetchall()
-    )
-    return [_proposal(r) for r in rows]
+    return {**proposal, "created": True}
 
 
 def inbox(db: Conn, *, config: dict[str, Any] | None = None) -> list[dict[str, Any]]:
@@ -209,16 +158,14 @@ def inbox(db: Conn, *, config: dict[str, Any] | None = None) -> list[dict[str, A
 
     config = config or load_config()
     items: list[dict[str, Any]] = []
-    for memory in memories_where(
-        db, "status IN (?, ?)", [PENDING, DISPUTED], order_by="memories.rowid"
-    ):
+    for memory in with_status(db, (PENDING, DISPUTED)):
         if memory.status == PENDING:
             kind, why = "new", f"proposed by {memory.source}" + _fact_note(db, memory)
         else:
             reason = _last_reason(db, memory.id, "dispute") or "no reason given"
             kind, why = "disputed", f"disputed: {reason}"
         items.append({"id": memory.id, "kind": kind, "why": why, **_brief(memory)})
-    for proposal in open_proposals(db):
+    for proposal in proposals.open_proposals(db):
         try:
             target = get_memory(db, proposal["memory_id"])
         except NotFound:
@@ -239,28 +186,22 @@ def inbox(db: Conn, *, config: dict[str, Any] | None = None) -> list[dict[str, A
                 "created_at": proposal["created_at"],
             }
         )
-    for conflict_id, project, subject, key, opened_at in (
-        raw(db)
-        .execute(
-            "SELECT id, project, subject, fact_key, opened_at FROM conflicts "
-            "WHERE resolved_at IS NULL ORDER BY opened_at, id"
-        )
-        .fetchall()
-    ):
-        members = conflict_members(db, conflict_id)
+    for conflict in conflicts.open_conflicts(db):
+        members = conflict_members(db, conflict.id)
         items.append(
             {
-                "id": conflict_id,
+                "id": conflict.id,
                 "kind": "conflict",
-                "why": f"{len(members)} different values for {subject} / {key}",
-                "project": project,
-                "subject": subject,
-                "key": key,
-                "created_at": opened_at,
+                "why": f"{len(members)} different values for {conflict.subject} / "
+                f"{conflict.fact_key}",
+                "project": conflict.project,
+                "subject": conflict.subject,
+                "key": conflict.fact_key,
+                "created_at": conflict.opened_at,
                 "candidates": [_brief(m) for m in members],
             }
         )
-    for memory in memories_where(db, "status = ?", [ACTIVE], order_by="memories.rowid"):
+    for memory in with_status(db, (ACTIVE,)):
         if edited_since_verification(memory):
             items.append(
                 {
@@ -328,16 +269,13 @@ def _decide_proposal(
             action="accept_change" if decision == "accept" else "revise_change",
             embedder=embedder,
         )
-    raw(db).execute(
-        "UPDATE proposals SET status = ?, decided_by = ?, decided_at = ?, decision_reason = ? "
-        "WHERE id = ?",
-        [
-            {"accept": "accepted", "revise": "revised", "reject": "rejected"}[decision],
-            actor,
-            iso(utcnow()),
-            reason,
-            proposal["id"],
-        ],
+    proposals.mark_decided(
+        db,
+        proposal["id"],
+        {"accept": "accepted", "revise": "revised", "reject": "rejected"}[decision],
+        actor=actor,
+        at=iso(utcnow()),
+        reason=reason,
     )
     record_op(
         db,
@@ -384,15 +322,11 @@ def decide(
         raise InvalidInput("Say why it is rejected (--reason); the history keeps it.")
     with transaction(db):
         item_id = resolve_item_id(db, item_id)
-        row = (
-            raw(db)
-            .execute("SELECT " + _PROPOSAL_COLUMNS + " FROM proposals WHERE id = ?", [item_id])
-            .fetchone()
-        )
-        if row:
+        proposal = proposals.get_proposal(db, item_id)
+        if proposal:
             return _decide_proposal(
                 db,
-                _proposal(row),
+                proposal,
                 decision,
                 actor=actor,
                 reason=reason,
@@ -400,7 +334,7 @@ def decide(
                 config=config,
                 embedder=embedder,
             )
-        if raw(db).execute("SELECT 1 FROM conflicts WHERE id = ?", [item_id]).fetchone():
+        if conflicts.get_conflict(db, item_id) is not None:
             if decision != "reject" and not choose:
                 raise InvalidInput(
                     f"Say which value to keep: --choose one of the candidates of {item_id} "

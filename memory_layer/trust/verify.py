@@ -13,8 +13,8 @@ from datetime import datetime, timedelta
 
 from memory_layer.errors import InvalidInput
 from memory_layer.models import Memory, iso, parse_time, utcnow
-from memory_layer.storage.conn import Conn, raw
-from memory_layer.storage.records import get_memory, transaction, update_memory
+from memory_layer.storage.conn import Conn
+from memory_layer.storage.records import get_memory, transaction, unstamped_active, update_memory
 from memory_layer.trust.visibility import (
     ACTIVE,
     CONFLICT,
@@ -125,15 +125,7 @@ def stamp_trusted_writes(db: Conn, config: dict[str, Any], *, now: datetime | No
     now = now or utcnow()
     count = 0
     with transaction(db):
-        rows = (
-            raw(db)
-            .execute(
-                "SELECT id, text, category, source FROM memories "
-                "WHERE checksum IS NULL AND status = 'active' ORDER BY rowid"
-            )
-            .fetchall()
-        )
-        for memory_id, text, category, source in rows:
+        for memory_id, text, category, source in unstamped_active(db):
             fields = stamp_fields(text, category, approver=source, config=config, now=now)
             update_memory(
                 db,

@@ -10,8 +10,9 @@ from typing import Any
 from memory_layer.config import load_config
 from memory_layer.errors import ConfigError
 from memory_layer.models import Memory
-from memory_layer.storage.conn import Conn, raw
-from memory_layer.storage.records import Operation
+from memory_layer.storage.conn import Conn
+from memory_layer.storage.operations import Operation
+from memory_layer.storage.proposals import open_proposals
 from memory_layer.trust.policy import initial_status
 from memory_layer.trust.visibility import ACTIVE, agent_withheld_reason, flags
 
@@ -32,12 +33,10 @@ def trust_notes(db: Conn, memory: Memory) -> list[str]:
         notes.append(f"fact: {extra['subject']} / {extra.get('fact_key')} = {memory.text}")
     if extra.get("scene"):
         notes.append(f"scene: {extra['scene']}")
-    for proposal_id, source in raw(db).execute(
-        "SELECT id, source FROM proposals WHERE memory_id = ? AND status = 'open' "
-        "ORDER BY created_at, id",
-        [memory.id],
-    ):
-        notes.append(f"change proposed by {source}: `memory-layer review` item {proposal_id}")
+    for proposal in open_proposals(db, memory.id):
+        notes.append(
+            f"change proposed by {proposal['source']}: `memory-layer review` item {proposal['id']}"
+        )
     return notes
 
 
