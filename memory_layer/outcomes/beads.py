@@ -54,15 +54,10 @@ from memory_layer.outcomes.lifecycle import (
     transition,
 )
 from memory_layer.outcomes.rules import FAILURE, SUCCESS, close_outcome, settings
-from memory_layer.outcomes.store import (
-    find_task,
-    log_event,
-    manual_verdict,
-    now_stamp,
-    task_key,
-)
-from memory_layer.storage.conn import Conn, raw
+from memory_layer.outcomes.store import manual_verdict, now_stamp, task_key
+from memory_layer.storage.conn import Conn
 from memory_layer.storage.records import transaction
+from memory_layer.storage.tasks import find_task, log_event, task_of_event
 
 SOURCE = "beads"
 HOOKS = ("on_close", "on_update")
@@ -430,15 +425,11 @@ def _apply_label(
     label, parent = line.label, line.parent_id
     if label not in {"good", "bad"} or not parent:
         return None
-    found = (
-        raw(conn)
-        .execute("SELECT task_id FROM task_events WHERE event_key = ?", [parent])
-        .fetchone()
-    )
-    if not found:
+    task_id = task_of_event(conn, parent)
+    if not task_id:
         return None
     with transaction(conn):
-        task = find_task(conn, found[0])
+        task = find_task(conn, task_id)
         if task is None or task.is_open:
             return None
         outcome = SUCCESS if label == "good" else FAILURE

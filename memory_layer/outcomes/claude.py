@@ -47,18 +47,11 @@ from memory_layer.outcomes.signals import (
     TaskSignal,
     from_task_file,
 )
-from memory_layer.outcomes.store import (
-    Task,
-    find_task,
-    log_event,
-    manual_verdict,
-    now_stamp,
-    stamp,
-    task_key,
-)
-from memory_layer.storage.conn import Conn, raw
+from memory_layer.outcomes.store import manual_verdict, now_stamp, stamp, task_key
+from memory_layer.storage.conn import Conn
 from memory_layer.storage.records import transaction
 from memory_layer.storage.sessions import get_session
+from memory_layer.storage.tasks import Task, find_task, list_of_session_task, log_event
 
 SOURCE = CLAUDE
 # Claude status → (event, outcome). "pending" is an open task; on a closed task the
@@ -168,22 +161,12 @@ def _own_list(conn: Conn, session_id: str, team_list: str, task_id: str, at: str
     TaskCreate/TaskUpdate can land before TaskCreated/TaskCompleted. Only while no team
     task of that number exists, and only for a task opened in the last hour (numbers
     restart in every list: an old task "1" of the session's own is another task)."""
-    if (
-        raw(conn)
-        .execute("SELECT 1 FROM tasks WHERE id = ?", [task_key(SOURCE, team_list, task_id)])
-        .fetchone()
-    ):
+    if find_task(conn, task_key(SOURCE, team_list, task_id)) is not None:
         return None
-    row = (
-        raw(conn)
-        .execute(
-            "SELECT opened_at FROM tasks WHERE id = ?", [task_key(SOURCE, session_id, task_id)]
-        )
-        .fetchone()
-    )
-    if row is None:
+    own = find_task(conn, task_key(SOURCE, session_id, task_id))
+    if own is None:
         return None
-    age = (parse_time(at) - parse_time(row[0])).total_seconds()
+    age = (parse_time(at) - parse_time(own.opened_at)).total_seconds()
     return session_id if 0 <= age <= SAME_TASK_WINDOW_S else None
 
 
@@ -197,21 +180,9 @@ def _team_list(conn: Conn, session_id: str, task_id: str, status: str | None) ->
     number of its own, and only if that team task is still open (or the update repeats
     its final status): a later list of the session's own must not reopen it.
     """
-    own = task_key(SOURCE, session_id, task_id)
-    if raw(conn).execute("SELECT 1 FROM tasks WHERE id = ?", [own]).fetchone():
+    if find_task(conn, task_key(SOURCE, session_id, task_id)) is not None:
         return None
-    row = (
-        raw(conn)
-        .execute(
-            "SELECT list_id FROM tasks WHERE source = ? AND external_id = ? AND list_id != ? "
-            "AND (outcome IS NULL OR status = ?) "
-            "AND (session_id = ? OR id IN (SELECT task_id FROM task_events WHERE session_id = ?)) "
-            "ORDER BY updated_at DESC LIMIT 1",
-            [SOURCE, task_id, session_id, status or "", session_id, session_id],
-        )
-        .fetchone()
-    )
-    return row[0] if row else None
+    return list_of_session_task(conn, SOURCE, task_id, session_id, status or "")
 
 
 def _ignored(conn: Conn, task: Task, prior: str | None, status: str | None = None) -> str | None:

@@ -24,40 +24,19 @@ from memory_layer.errors import NotFound
 from memory_layer.models import Memory, iso, parse_time
 from memory_layer.outcomes.evidence import match_event, signature
 from memory_layer.outcomes.rules import FAILURE, SUCCESS, Settings
-from memory_layer.outcomes.store import Task, now_stamp, task_sessions
+from memory_layer.outcomes.store import now_stamp, task_sessions
 from memory_layer.retrieval.scoring import clamp
-from memory_layer.storage.conn import Conn, raw
+from memory_layer.storage.conn import Conn
+from memory_layer.storage.credits import insert_credit, live_task_credits, mark_reversed
 from memory_layer.storage.records import get_memory, update_memory
 from memory_layer.storage.sessions import has_work_events, last_prompt_at, work_events
+from memory_layer.storage.tasks import Task, started_spans
 from memory_layer.storage.usage import (
     FirstSurfacing,
     first_surfacings_in_project,
     first_surfacings_in_sessions,
 )
 
-CREDIT_COLUMNS = (
-    "id",
-    "task_id",
-    "memory_id",
-    "outcome",
-    "weight",
-    "delta",
-    "applied",
-    "old_score",
-    "new_score",
-    "success_inc",
-    "failure_inc",
-    "use_inc",
-    "old_proven_at",
-    "new_proven_at",
-    "evidence",
-    "source",
-    "actor",
-    "at",
-    "reversed_at",
-    "reversed_by",
-    "reversal_reason",
-)
 MAX_EVIDENCE = 6
 
 
@@ -172,15 +151,7 @@ def _unclaimed(db: Conn, task: Task, events: list[dict[str, Any]]) -> list[dict[
     so a task created, tried and deleted without a status update remains a failure."""
     if task.source != "claude" or task.started_at or not task.session_id:
         return events
-    busy = (
-        raw(db)
-        .execute(
-            "SELECT started_at, coalesce(closed_at, '9999') FROM tasks WHERE source = 'claude' "
-            "AND session_id = ? AND id != ? AND started_at IS NOT NULL",
-            [task.session_id, task.id],
-        )
-        .fetchall()
-    )
+    busy = started_spans(db, "claude", task.session_id, task.id)
     return [e for e in events if not any(lo <= e["at"] <= hi for lo, hi in busy)]
 
 
@@ -217,12 +188,6 @@ def _judge(
     ]
 
 
-def _credit_row(row: tuple) -> dict[str, Any]:
-    data = dict(zip(CREDIT_COLUMNS, row, strict=True))
-    data["evidence"] = json.loads(data["evidence"] or "[]")
-    return data
-
-
 def describe_change(credit: dict[str, Any]) -> str:
     """ "+0.20 (0.10 → 0.30)": what a credit applied and the score it moved, old → new
     (the applied part alone equals the new score on a memory's first credit)."""
@@ -242,19 +207,6 @@ def summarize(credits: list[dict[str, Any]]) -> str:
     parts = [f"{c['memory_id']} {describe_change(c)}" for c in used]
     text = "; ".join(parts) if parts else "none was acted on"
     return text + (f" ({shown} shown but not acted on: no credit)" if shown else "")
-
-
-def credits_where(db: Conn, where: str, params: list[Any]) -> list[dict[str, Any]]:
-    """Credit rows for a WHERE clause written by the caller with ``?`` parameters only."""
-    rows = raw(db).execute(
-        "SELECT "
-        + ", ".join(CREDIT_COLUMNS)
-        + " FROM task_credits WHERE "
-        + where
-        + " ORDER BY id",
-        params,
-    )
-    return [_credit_row(r) for r in rows]
 
 
 def apply_credit(
@@ -327,15 +279,7 @@ def apply_credit(
         "actor": actor,
         "at": at,
     }
-    cursor = raw(db).execute(
-        "INSERT INTO task_credits("
-        + ", ".join(values)
-        + ") VALUES ("
-        + ", ".join("?" for _ in values)
-        + ")",
-        list(values.values()),
-    )
-    return credits_where(db, "id = ?", [cursor.lastrowid])[0]
+    return insert_credit(db, values)
 
 
 def reverse_credit(
@@ -374,19 +318,14 @@ def reverse_credit(
                     "reason": f"{reason}: reversed {credit['applied']:+.2f}",
                 },
             )
-    raw(db).execute(
-        "UPDATE task_credits SET reversed_at = ?, reversed_by = ?, reversal_reason = ? "
-        "WHERE id = ?",
-        [at, actor, reason, credit["id"]],
-    )
-    return credits_where(db, "id = ?", [credit["id"]])[0]
+    return mark_reversed(db, credit["id"], at=at, actor=actor, reason=reason)
 
 
 def credit_task(
     db: Conn, task: Task, outcome: str, *, rules: Settings, source: str, actor: str, at: str
 ) -> list[dict[str, Any]]:
     """Credit every candidate of a task that closed with ``outcome`` (once per memory)."""
-    live = {c["memory_id"] for c in live_credits(db, task.id)}
+    live = {c["memory_id"] for c in live_task_credits(db, task.id)}
     out = []
     for cand in candidates(db, task, rules, end=at):
         if cand.memory_id in live:
@@ -419,7 +358,7 @@ def rejudge_task(
     """
     if task.outcome is None or task.closed_at is None:
         return [], []
-    live = {c["memory_id"]: c for c in live_credits(db, task.id)}
+    live = {c["memory_id"]: c for c in live_task_credits(db, task.id)}
     applied: list[dict[str, Any]] = []
     undone: list[dict[str, Any]] = []
     for cand in candidates(db, task, rules, end=task.closed_at, evidence_end=evidence_end):
@@ -458,15 +397,11 @@ def rejudge_task(
     return applied, undone
 
 
-def live_credits(db: Conn, task_id: str) -> list[dict[str, Any]]:
-    return credits_where(db, "task_id = ? AND reversed_at IS NULL", [task_id])
-
-
 def reverse_task(
     db: Conn, task: Task, *, actor: str, reason: str, source: str
 ) -> list[dict[str, Any]]:
     # Newest first, so stacked clamps unwind in the order they were applied.
     return [
         reverse_credit(db, credit, actor=actor, reason=reason, source=source)
-        for credit in reversed(live_credits(db, task.id))
+        for credit in reversed(live_task_credits(db, task.id))
     ]

@@ -19,7 +19,6 @@ from memory_layer.outcomes.credit import (
     apply_credit,
     count_credited,
     credit_task,
-    credits_where,
     rejudge_task,
     reverse_credit,
     reverse_task,
@@ -27,19 +26,17 @@ from memory_layer.outcomes.credit import (
 )
 from memory_layer.outcomes.rules import FAILURE, SUCCESS, settings
 from memory_layer.outcomes.store import (
-    Task,
-    find_task,
     get_task_by_ref,
     insert_task,
-    log_event,
     now_stamp,
     resolve_task,
-    seen_event,
     update_task,
 )
-from memory_layer.storage.conn import Conn, raw
+from memory_layer.storage.conn import Conn
+from memory_layer.storage.credits import get_credit, live_direct_reports
 from memory_layer.storage.records import get_memory, transaction
 from memory_layer.storage.sessions import last_prompt_at
+from memory_layer.storage.tasks import Task, closed_in_session, find_task, log_event, seen_event
 
 OPEN, START, CLOSE, REOPEN = "open", "start", "close", "reopen"
 
@@ -413,12 +410,12 @@ def memory_feedback(
 def undo_credit(db: Conn, credit_id: int, *, actor: str, source: str = "manual") -> dict[str, Any]:
     """Reverse one credit (e.g. a mistaken `outcome --memory`)."""
     with transaction(db):
-        found = credits_where(db, "id = ?", [credit_id])
-        if not found:
+        found = get_credit(db, credit_id)
+        if found is None:
             raise InvalidInput(f"No credit #{credit_id}. `memory-layer show ID` lists credits.")
-        if found[0]["reversed_at"]:
-            return found[0]
-        return reverse_credit(db, found[0], actor=actor, reason="credit undone", source=source)
+        if found["reversed_at"]:
+            return found
+        return reverse_credit(db, found, actor=actor, reason="credit undone", source=source)
 
 
 def restore_sinking(
@@ -466,13 +463,7 @@ def rejudge_turn(
         turn_start = last_prompt_at(db, session_id, at)
         if turn_start is None:
             return results
-        ids = raw(db).execute(
-            "SELECT id FROM tasks WHERE outcome IS NOT NULL AND closed_at >= ? "
-            "AND closed_at <= ? AND (session_id = ? OR id IN "
-            "(SELECT task_id FROM task_events WHERE session_id = ?)) ORDER BY closed_at",
-            [turn_start, at, session_id, session_id],
-        )
-        for (task_id,) in ids.fetchall():
+        for task_id in closed_in_session(db, session_id, turn_start, at):
             task = get_task_by_ref(db, task_id)
             applied, undone = rejudge_task(
                 db,
@@ -509,11 +500,7 @@ def check_agent_report(db: Conn, memory_id: str, source: str) -> None:
     from memory_layer.models import iso, utcnow
 
     since = iso(utcnow() - timedelta(hours=AGENT_REPORT_HOURS))
-    earlier = credits_where(
-        db,
-        "memory_id = ? AND source = ? AND task_id IS NULL AND reversed_at IS NULL AND at >= ?",
-        [memory_id, source, since],
-    )
+    earlier = live_direct_reports(db, memory_id, source, since)
     if earlier:
         raise InvalidInput(
             f"You already reported on memory {memory_id} at {earlier[-1]['at'][:19]}; an "

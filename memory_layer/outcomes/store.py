@@ -1,65 +1,45 @@
-"""The tasks table and its event log: one row per task from any tracker."""
+"""Tasks as outcome learning sees them: our key for a tracker's task, tracker times as
+our stamps, the named ``UnknownTask`` error, resolving what a person typed, and whether
+a person's verdict stands.
+
+The rows themselves (``tasks``, ``task_events``) are ``storage.tasks``'s; this module
+adds the outcome rules on top and re-reads what it writes so callers get the ``Task``.
+"""
 
 from __future__ import annotations
 
-import sqlite3
-from dataclasses import asdict, dataclass
 from datetime import datetime
-from typing import Any
 
 from memory_layer.errors import InvalidInput, NotFound
 from memory_layer.models import iso, parse_time, utcnow
-from memory_layer.storage.conn import Conn, raw
+from memory_layer.storage import tasks
+from memory_layer.storage.conn import Conn
+from memory_layer.storage.tasks import Task, find_task
 
-COLUMNS = (
-    "id",
-    "source",
-    "external_id",
-    "list_id",
-    "project",
-    "session_id",
-    "subject",
-    "description",
-    "status",
-    "outcome",
-    "reason",
-    "opened_at",
-    "started_at",
-    "closed_at",
-    "state_at",
-    "updated_at",
-)
+# typing costs ~3 ms to import and is needed here only by type checkers (annotations
+# are strings at run time); signals.py, on the hook path, imports this module.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+__all__ = [
+    "TRACKER_SOURCES",
+    "UnknownTask",
+    "get_task",
+    "get_task_by_ref",
+    "insert_task",
+    "manual_verdict",
+    "now_stamp",
+    "resolve_task",
+    "stamp",
+    "task_key",
+    "task_sessions",
+    "update_task",
+]
 
 
 class UnknownTask(NotFound):
     """No task with that id (or external id) is known."""
-
-
-@dataclass(frozen=True)
-class Task:
-    id: str
-    source: str
-    external_id: str
-    list_id: str | None
-    project: str | None
-    session_id: str | None
-    subject: str | None
-    description: str | None
-    status: str
-    outcome: str | None
-    reason: str | None
-    opened_at: str
-    started_at: str | None
-    closed_at: str | None
-    state_at: str
-    updated_at: str
-
-    @property
-    def is_open(self) -> bool:
-        return self.outcome is None
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def stamp(value: str | datetime | None) -> str | None:
@@ -85,18 +65,6 @@ def task_key(source: str, scope: str | None, external_id: str) -> str:
     return f"{source}:{scope or '-'}:{external_id}"
 
 
-def _row_to_task(row: sqlite3.Row | tuple[Any, ...]) -> Task:
-    return Task(**dict(zip(COLUMNS, row, strict=True)))
-
-
-_SELECT = "SELECT " + ", ".join(COLUMNS) + " FROM tasks"
-
-
-def find_task(db: Conn, task_id: str) -> Task | None:
-    row = raw(db).execute(_SELECT + " WHERE id = ?", [task_id]).fetchone()
-    return _row_to_task(row) if row else None
-
-
 def get_task(db: Conn, task_id: str) -> Task:
     task = find_task(db, task_id)
     if task is None:
@@ -116,12 +84,7 @@ def resolve_task(db: Conn, ref: str, *, project: str | None = None) -> Task:
     exact = find_task(db, ref)
     if exact is not None:
         return exact
-    rows = (
-        raw(db)
-        .execute(_SELECT + " WHERE external_id = ? ORDER BY updated_at DESC, id", [ref])
-        .fetchall()
-    )
-    matches = [_row_to_task(r) for r in rows]
+    matches = tasks.tasks_with_external_id(db, ref)
     if project is not None:
         matches = [t for t in matches if t.project == project] or matches
     if not matches:
@@ -132,57 +95,21 @@ def resolve_task(db: Conn, ref: str, *, project: str | None = None) -> Task:
     return matches[0]
 
 
+def get_task_by_ref(db: Conn, ref: str) -> Task:
+    """Our id first, then the tracker's id (see resolve_task)."""
+    task = find_task(db, ref)
+    return task if task is not None else resolve_task(db, ref)
+
+
 def insert_task(db: Conn, values: dict[str, Any]) -> Task:
-    row = {name: values.get(name) for name in COLUMNS}
-    raw(db).execute(
-        "INSERT INTO tasks("
-        + ", ".join(COLUMNS)
-        + ") VALUES ("
-        + ", ".join("?" for _ in COLUMNS)
-        + ")",
-        [row[name] for name in COLUMNS],
-    )
-    return get_task(db, row["id"])
+    tasks.insert_task(db, values)
+    return get_task(db, values["id"])
 
 
 def update_task(db: Conn, task_id: str, changes: dict[str, Any]) -> Task:
-    unknown = set(changes) - set(COLUMNS)
-    if unknown:
-        raise InvalidInput(f"Unknown task field(s): {', '.join(sorted(unknown))}.")
-    changes = {**changes, "updated_at": now_stamp()}
-    # Column names come from COLUMNS (checked above), never from input.
-    raw(db).execute(
-        "UPDATE tasks SET " + ", ".join(f"{c} = ?" for c in changes) + " WHERE id = ?",
-        [*changes.values(), task_id],
-    )
+    """Change the task's columns (``updated_at`` is stamped now) and return it."""
+    tasks.update_task(db, task_id, {**changes, "updated_at": now_stamp()})
     return get_task(db, task_id)
-
-
-def log_event(
-    db: Conn,
-    task_id: str,
-    *,
-    at: str,
-    source: str,
-    event: str,
-    status: str | None,
-    session_id: str | None,
-    applied: bool,
-    note: str | None = None,
-    event_key: str | None = None,
-) -> None:
-    raw(db).execute(
-        "INSERT INTO task_events(task_id, at, source, event, status, session_id, applied, "
-        "note, event_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        [task_id, at, source, event, status, session_id, int(applied), note, event_key],
-    )
-
-
-def seen_event(db: Conn, event_key: str | None) -> bool:
-    if not event_key:
-        return False
-    row = raw(db).execute("SELECT 1 FROM task_events WHERE event_key = ?", [event_key]).fetchone()
-    return row is not None
 
 
 # Sources whose close is not a person's verdict: the trackers (hooks, syncs, Beads' own
@@ -199,44 +126,15 @@ def manual_verdict(db: Conn, task_id: str) -> bool:
     task file whenever the task is touched, still "in_progress" if the agent never
     closed it, and that must not reopen a task the human declared done.
     """
-    row = (
-        raw(db)
-        .execute(
-            "SELECT event, source FROM task_events WHERE task_id = ? AND applied = 1 "
-            "ORDER BY id DESC LIMIT 1",
-            [task_id],
-        )
-        .fetchone()
-    )
-    return row is not None and row[0] == "close" and not row[1].startswith(TRACKER_SOURCES)
+    last = tasks.last_applied_event(db, task_id)
+    return last is not None and last[0] == "close" and not last[1].startswith(TRACKER_SOURCES)
 
 
 def task_sessions(db: Conn, task: Task) -> list[str]:
     """Sessions that worked on the task: the one that created it, then any that sent
     an event for it (a shared Claude list, or bd's closed_by_session)."""
-    rows = raw(db).execute(
-        "SELECT DISTINCT session_id FROM task_events WHERE task_id = ? "
-        "AND session_id IS NOT NULL AND session_id != '' ORDER BY id",
-        [task.id],
-    )
     sessions = [task.session_id] if task.session_id else []
-    for (session,) in rows:
+    for session in tasks.event_sessions(db, task.id):
         if session not in sessions:
             sessions.append(session)
     return sessions
-
-
-def task_events(db: Conn, task_id: str) -> list[dict[str, Any]]:
-    rows = raw(db).execute(
-        "SELECT id, at, source, event, status, session_id, applied, note FROM task_events "
-        "WHERE task_id = ? ORDER BY id",
-        [task_id],
-    )
-    names = ("id", "at", "source", "event", "status", "session_id", "applied", "note")
-    return [{**dict(zip(names, r, strict=True)), "applied": bool(r[6])} for r in rows]
-
-
-def get_task_by_ref(db: Conn, ref: str) -> Task:
-    """Our id first, then the tracker's id (see resolve_task)."""
-    task = find_task(db, ref)
-    return task if task is not None else resolve_task(db, ref)

@@ -7,58 +7,45 @@ from datetime import timedelta
 from typing import Any
 
 from memory_layer.models import Memory, parse_time, utcnow
-from memory_layer.outcomes.credit import credits_where
 from memory_layer.outcomes.rules import Settings, is_proven, is_sinking, settings
-from memory_layer.outcomes.store import COLUMNS, get_task_by_ref, task_events
-from memory_layer.storage.conn import Conn, raw
-from memory_layer.storage.records import get_memory, memories_where
+from memory_layer.outcomes.store import get_task_by_ref
+from memory_layer.storage import credits as credit_rows
+from memory_layer.storage import tasks
+from memory_layer.storage.conn import Conn
+from memory_layer.storage.records import created_times, get_memory
 
 
 def list_tasks(db: Conn, limit: int = 50, offset: int = 0) -> list[dict[str, Any]]:
     """Tasks, most recently changed first, with how many memories each credited."""
-    rows = raw(db).execute(
-        "SELECT " + ", ".join(f"t.{c}" for c in COLUMNS) + ", "
-        "(SELECT count(*) FROM task_credits c WHERE c.task_id = t.id "
-        " AND c.reversed_at IS NULL AND c.weight > 0) "
-        "FROM tasks t ORDER BY t.updated_at DESC, t.id LIMIT ? OFFSET ?",
-        [limit, offset],
-    )
-    out = []
-    for row in rows:
-        task = dict(zip(COLUMNS, row[: len(COLUMNS)], strict=True))
-        task["credits"] = int(row[-1])
-        out.append(task)
-    return out
+    page = tasks.list_tasks(db, limit=limit, offset=offset)
+    counts = credit_rows.credited_counts(db, [t.id for t in page])
+    return [{**t.to_dict(), "credits": counts.get(t.id, 0)} for t in page]
 
 
 def task_detail(db: Conn, task_id: str) -> dict[str, Any]:
     """One task with its events and every memory it judged: delta, weight, evidence."""
     task = get_task_by_ref(db, task_id)
     info = task.to_dict()
-    credits = credits_where(db, "task_id = ?", [task.id])
+    credits = credit_rows.task_credits(db, task.id)
     for credit in credits:
         try:
             credit["memory_text"] = get_memory(db, credit["memory_id"]).text
         except Exception:  # purged since: the credit row is still history
             credit["memory_text"] = None
     info["credits"] = credits
-    info["events"] = task_events(db, task.id)
+    info["events"] = tasks.task_events(db, task.id)
     return info
 
 
 def memory_outcomes(db: Conn, memory_id: str) -> list[dict[str, Any]]:
     """The credit history of one memory, oldest first: task, delta, when, evidence."""
     memory = get_memory(db, memory_id)
-    rows = credits_where(db, "memory_id = ?", [memory.id])
-    subjects = {}
+    rows = credit_rows.memory_credits(db, memory.id)
+    subjects: dict[str, tuple[str | None, str | None]] = {}
     for row in rows:
         if row["task_id"] and row["task_id"] not in subjects:
-            found = (
-                raw(db)
-                .execute("SELECT subject, source FROM tasks WHERE id = ?", [row["task_id"]])
-                .fetchone()
-            )
-            subjects[row["task_id"]] = found or (None, None)
+            found = tasks.find_task(db, row["task_id"])
+            subjects[row["task_id"]] = (found.subject, found.source) if found else (None, None)
         subject, tracker = subjects.get(row["task_id"], (None, None))
         row["task_subject"] = subject
         row["task_source"] = tracker
@@ -117,13 +104,10 @@ def learning_series(
     today = utcnow().date()
     first = today - timedelta(days=max(1, days) - 1)
     closed: dict[str, dict[str, int]] = defaultdict(lambda: {"success": 0, "failure": 0})
-    for closed_at, outcome in raw(db).execute(
-        "SELECT closed_at, outcome FROM tasks WHERE outcome IS NOT NULL AND closed_at >= ?",
-        [first.isoformat()],
-    ):
+    for closed_at, outcome in tasks.closed_since(db, first.isoformat()):
         closed[parse_time(closed_at).date().isoformat()][outcome] += 1
-    credits = credits_where(db, "weight > 0", [])
-    created = sorted(parse_time(m.created_at).date() for m in memories_where(db, "1"))
+    credits = credit_rows.weighted_credits(db)
+    created = sorted(parse_time(stamp).date() for stamp in created_times(db))
     series = []
     for offset in range(max(1, days)):
         day = first + timedelta(days=offset)
