@@ -51,9 +51,7 @@ def duplicates(
     """Records in the same scope saying the same thing (same text, or a near-identical
     vector), whatever their status."""
     found: dict[str, dict[str, Any]] = {}
-    for memory in with_same_text(
-        db, text, project, (ACTIVE, PENDING, CONFLICT), with_global=True
-    ):
+    for memory in with_same_text(db, text, project, (ACTIVE, PENDING, CONFLICT), with_global=True):
         found[memory.id] = {"id": memory.id, "status": memory.status, "similarity": 1.0}
     if embedder is not None:
         from memory_layer.retrieval.vectors import vector_index
