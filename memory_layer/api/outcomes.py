@@ -16,6 +16,29 @@ if TYPE_CHECKING:
 
 
 
+# An agent's direct report on a memory counts once per memory per this many hours: one
+# agent repeating "it failed" must not be able to sink (and so withdraw) a memory the
+# user approved. Reports on a task are bounded already: each task credits a memory once.
+AGENT_REPORT_HOURS = 24
+
+
+def check_agent_report(db: Conn, memory_id: str, source: str) -> None:
+    """Refuse a second direct report by ``source`` on ``memory_id`` within the window."""
+    from datetime import timedelta
+
+    from memory_layer.models import iso, utcnow
+    from memory_layer.storage.credits import live_direct_reports
+
+    since = iso(utcnow() - timedelta(hours=AGENT_REPORT_HOURS))
+    earlier = live_direct_reports(db, memory_id, source, since)
+    if earlier:
+        raise InvalidInput(
+            f"You already reported on memory {memory_id} at {earlier[-1]['at'][:19]}; an "
+            f"agent's report on a memory counts once per {AGENT_REPORT_HOURS} hours. Report "
+            "the outcome of the task you used it in (task_id) instead, or tell the user."
+        )
+
+
 def report_outcome(
     db: Conn,
     *,
@@ -31,7 +54,8 @@ def report_outcome(
 
     From an agent (``mcp:*``), a report on a memory must be about one it could have
     been shown, and counts once per memory per ``outcomes.AGENT_REPORT_HOURS``: one
-    agent repeating "it failed" must not sink a memory a person approved.
+    agent repeating "it failed" must not sink a memory a person approved. A person's
+    report (the CLI, the dashboard) is not limited.
     """
     from memory_layer.outcomes import memory_feedback, record_outcome
     from memory_layer.storage.records import get_memory
@@ -51,8 +75,6 @@ def report_outcome(
         )
     memory = get_memory(db, str(memory_id))
     if is_proposal(source):
-        from memory_layer.outcomes.lifecycle import check_agent_report
-
         if agent_withheld_reason(memory, config) is not None:
             # An agent cannot have used what it was never shown.
             raise InvalidInput(f"Memory {memory.id} is not available to agents.")

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from memory_layer.errors import InvalidInput, NotFound
-from memory_layer.models import iso, parse_time
+from memory_layer.models import iso, now_stamp, parse_time
 from memory_layer.outcomes.beads_issue import (
     CLOSED,
     LABEL,
@@ -54,7 +54,7 @@ from memory_layer.outcomes.lifecycle import (
     transition,
 )
 from memory_layer.outcomes.rules import FAILURE, SUCCESS, close_outcome, settings
-from memory_layer.outcomes.store import manual_verdict, now_stamp, task_key
+from memory_layer.outcomes.store import manual_verdict, task_key
 from memory_layer.storage.conn import Conn
 from memory_layer.storage.records import transaction
 from memory_layer.storage.tasks import find_task, log_event, task_of_event

@@ -18,7 +18,7 @@ from types import MappingProxyType
 from typing import Any
 
 from memory_layer.errors import InvalidInput
-from memory_layer.outcomes.store import stamp
+from memory_layer.models import stamp
 
 CLOSED = "closed"
 # The audit-log kinds outcome learning reads: a field change (of ``status``) and a
@@ -35,7 +35,7 @@ class InvalidIssue(InvalidInput):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class BeadsIssue:
     """One issue as bd last described it. ``status`` is "" when bd did not say (an
-    update that changes something else); times are ours (``outcomes.store.stamp``)."""
+    update that changes something else); times are ours (``models.stamp``)."""
 
     id: str
     status: str = ""

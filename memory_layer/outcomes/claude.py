@@ -28,7 +28,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from memory_layer.models import parse_time
+from memory_layer.models import now_stamp, parse_time, stamp
 from memory_layer.outcomes.lifecycle import (
     CLOSE,
     OPEN,
@@ -47,7 +47,7 @@ from memory_layer.outcomes.signals import (
     TaskSignal,
     from_task_file,
 )
-from memory_layer.outcomes.store import manual_verdict, now_stamp, stamp, task_key
+from memory_layer.outcomes.store import manual_verdict, task_key
 from memory_layer.storage.conn import Conn
 from memory_layer.storage.records import transaction
 from memory_layer.storage.sessions import get_session

@@ -21,10 +21,10 @@ from datetime import timedelta
 from typing import Any
 
 from memory_layer.errors import NotFound
-from memory_layer.models import Memory, iso, parse_time
+from memory_layer.models import Memory, iso, now_stamp, parse_time
 from memory_layer.outcomes.evidence import match_event, signature
 from memory_layer.outcomes.rules import FAILURE, SUCCESS, Settings
-from memory_layer.outcomes.store import now_stamp, task_sessions
+from memory_layer.outcomes.store import task_sessions
 from memory_layer.retrieval.scoring import clamp
 from memory_layer.storage.conn import Conn
 from memory_layer.storage.credits import insert_credit, live_task_credits, mark_reversed

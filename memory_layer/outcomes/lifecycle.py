@@ -33,7 +33,7 @@ from memory_layer.outcomes.store import (
     update_task,
 )
 from memory_layer.storage.conn import Conn
-from memory_layer.storage.credits import get_credit, live_direct_reports
+from memory_layer.storage.credits import get_credit
 from memory_layer.storage.records import get_memory, transaction
 from memory_layer.storage.sessions import last_prompt_at
 from memory_layer.storage.tasks import Task, closed_in_session, find_task, log_event, seen_event
@@ -485,25 +485,3 @@ def rejudge_turn(
                     )
                 )
     return results
-
-
-# An agent's direct report on a memory counts once per memory per this many hours: one
-# agent repeating "it failed" must not be able to sink (and so withdraw) a memory the
-# user approved. Reports on a task are bounded already: each task credits a memory once.
-AGENT_REPORT_HOURS = 24
-
-
-def check_agent_report(db: Conn, memory_id: str, source: str) -> None:
-    """Refuse a second direct report by ``source`` on ``memory_id`` within the window."""
-    from datetime import timedelta
-
-    from memory_layer.models import iso, utcnow
-
-    since = iso(utcnow() - timedelta(hours=AGENT_REPORT_HOURS))
-    earlier = live_direct_reports(db, memory_id, source, since)
-    if earlier:
-        raise InvalidInput(
-            f"You already reported on memory {memory_id} at {earlier[-1]['at'][:19]}; an "
-            f"agent's report on a memory counts once per {AGENT_REPORT_HOURS} hours. Report "
-            "the outcome of the task you used it in (task_id) instead, or tell the user."
-        )

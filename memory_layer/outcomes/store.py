@@ -8,10 +8,8 @@ adds the outcome rules on top and re-reads what it writes so callers get the ``T
 
 from __future__ import annotations
 
-from datetime import datetime
-
 from memory_layer.errors import InvalidInput, NotFound
-from memory_layer.models import iso, parse_time, utcnow
+from memory_layer.models import now_stamp
 from memory_layer.storage import tasks
 from memory_layer.storage.conn import Conn
 from memory_layer.storage.tasks import Task, find_task
@@ -29,9 +27,7 @@ __all__ = [
     "get_task_by_ref",
     "insert_task",
     "manual_verdict",
-    "now_stamp",
     "resolve_task",
-    "stamp",
     "task_key",
     "task_sessions",
     "update_task",
@@ -40,23 +36,6 @@ __all__ = [
 
 class UnknownTask(NotFound):
     """No task with that id (or external id) is known."""
-
-
-def stamp(value: str | datetime | None) -> str | None:
-    """Any tracker time as our ISO form, so times from hooks, Beads and the usage
-    table compare correctly as text."""
-    if value is None or value == "":
-        return None
-    if isinstance(value, datetime):
-        return iso(value)
-    try:
-        return iso(parse_time(str(value)))
-    except ValueError:
-        raise InvalidInput(f"Cannot read the time {value!r}; use ISO 8601.") from None
-
-
-def now_stamp() -> str:
-    return iso(utcnow())
 
 
 def task_key(source: str, scope: str | None, external_id: str) -> str:
