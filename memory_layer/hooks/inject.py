@@ -19,7 +19,7 @@ from typing import Any
 
 from memory_layer.hooks.log import log
 from memory_layer.models import Memory, iso
-from memory_layer.retrieval.scoring import frequency_term, outcome_term, recency_term
+from memory_layer.retrieval.scoring import quality
 from memory_layer.storage.records import memories_where
 from memory_layer.storage.textindex import query_terms
 
@@ -204,21 +204,6 @@ def prompt_text(
 
 
 # --- SessionStart ----------------------------------------------------------------
-
-
-def quality(memory: Memory, config: dict[str, Any], now: datetime) -> float:
-    """The blend without similarity: what makes a memory worth knowing with no query."""
-    weights = config["weights"]
-    recency, _age = recency_term(memory, now, float(config["recency"]["half_life_days"]))
-    terms = {
-        "outcome": outcome_term(memory.outcome_score),
-        "recency": recency,
-        "frequency": frequency_term(memory.use_count, int(config["frequency"]["saturation_uses"])),
-        "confidence": max(0.0, min(1.0, memory.confidence)),
-    }
-    total = sum(float(weights[name]) for name in terms) or 1.0
-    base = sum(float(weights[name]) * value for name, value in terms.items()) / total
-    return base * float(config["hooks"]["category_weights"].get(memory.category, 1.0))
 
 
 def plan_session_start(
