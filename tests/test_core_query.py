@@ -14,6 +14,7 @@ from memory_layer import text as lexical
 from memory_layer.hooks.events import parse_event
 from memory_layer.hooks.handlers import prepare
 from memory_layer.memories import remember
+from memory_layer.outcomes.evidence import match_message, signature
 from memory_layer.retrieval import query as query_module
 from memory_layer.retrieval.query import Query, parse_query
 from memory_layer.retrieval.relevance import matched_terms
@@ -69,10 +70,21 @@ def test_the_sample_words_split_where_an_ascii_stem_may_start() -> None:
 # --- one word regex, one stopword list ----------------------------------------------
 
 
-def test_search_terms_leave_out_the_stopwords() -> None:
+def test_search_terms_and_evidence_share_the_stopwords() -> None:
     assert textindex.query_terms("why does the deploy fail") == ["deploy", "fail"]
     every_stopword = " ".join(sorted(lexical.STOPWORDS)).upper()
     assert textindex.query_terms(every_stopword + " rollback") == ["rollback"]
+    # A prose memory's distinctive words leave out the same stopwords.
+    sig = signature("m1", "Something about the nightly rollback: things were done before")
+    assert not set(sig.words) & lexical.STOPWORDS
+    assert sig.words == ("nightly", "rollback")
+
+
+def test_evidence_splits_words_as_the_index_does() -> None:
+    sig = signature("m1", "Rotate the staging credentials before the quarterly audit starts")
+    # Hyphens and apostrophes split words as memory_layer.text.WORD does on both sides.
+    message = "I'll rotate staging-credentials now, before the quarterly audit's start"
+    assert match_message(sig, message) is not None
 
 
 def test_the_lexical_rules_are_defined_once() -> None:
