@@ -86,7 +86,9 @@ def _scope_sql(scope: Scope) -> tuple[str, list[Any]]:
 
 @dataclass(frozen=True)
 class Term:
-    """A query term (retrieval/query.QueryTerm) with what the database says about it."""
+    """A query term (retrieval/query.QueryTerm) with what the database says about it,
+    computed once per recall. Flat rather than wrapping the QueryTerm: ``coverage``
+    reads ``pattern`` and ``idf`` for every term of every candidate."""
 
     text: str
     pattern: re.Pattern[str]
