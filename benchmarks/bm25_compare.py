@@ -42,7 +42,7 @@ from rank_bm25 import BM25Okapi  # noqa: E402
 from memory_layer.config import load_config  # noqa: E402
 from memory_layer.retrieval.search import Scope, keyword_candidates, recall  # noqa: E402
 from memory_layer.storage.db import open_db  # noqa: E402
-from memory_layer.storage.textindex import STOPWORDS  # noqa: E402
+from memory_layer.text import STOPWORDS  # noqa: E402
 from memory_layer.transfer import import_records  # noqa: E402
 
 DATA = ROOT / "benchmarks" / "data" / "coding_memories.jsonl"

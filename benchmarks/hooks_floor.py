@@ -2,7 +2,7 @@
 
 Loads the 144 memories of ``benchmarks/data/coding_memories.jsonl`` into a fresh
 store, then sends two kinds of prompts through the same recall and gate the hook
-uses (``memory_layer.hooks.inject.relevant``):
+uses (``memory_layer.retrieval.relevance``):
 
 * each memory's ``question`` and ``paraphrase`` queries (realistic prompts whose
   right answer is known): how often the right memory passes the floor, and how
@@ -68,7 +68,8 @@ def load(conn: Any, config: dict[str, Any], embedder: Any) -> list[dict[str, Any
 def run(mode: str, grid: list[dict[str, Any]]) -> list[dict[str, Any]]:
     from memory_layer.config import load_config
     from memory_layer.embed import get_embedder
-    from memory_layer.hooks.inject import relevant
+    from memory_layer.retrieval.query import parse_query
+    from memory_layer.retrieval.relevance import above_floor
     from memory_layer.retrieval.search import Scope, recall
     from memory_layer.storage.db import open_db
 
@@ -84,8 +85,9 @@ def run(mode: str, grid: list[dict[str, Any]]) -> list[dict[str, Any]]:
     results = []
     cache = {}
     for text, project, _target in prompts + [(c, p, None) for c in CHATTER for p in projects[:3]]:
-        cache[(text, project)] = recall(
-            conn, text, scope=Scope.for_project(project), config=base, limit=15, embedder=embedder
+        query = parse_query(text)
+        cache[(text, project)] = query, recall(
+            conn, query, scope=Scope.for_project(project), config=base, limit=15, embedder=embedder
         )
     for settings in grid:
         config = copy.deepcopy(base)
@@ -95,18 +97,16 @@ def run(mode: str, grid: list[dict[str, Any]]) -> list[dict[str, Any]]:
         noise = 0
         for i, (text, project, target) in enumerate(prompts):
             kind = "question" if i % 2 == 0 else "paraphrase"
-            found = cache[(text, project)]
-            best = max((float(s.explain.get("bm25") or 0.0) for s in found), default=0.0)
-            passed = [s.memory.id for s in found if relevant(s, text, config, best)][:5]
+            query, found = cache[(text, project)]
+            passed = [s.memory.id for s in above_floor(found, query, config)][:5]
             total[kind] += 1
             hit[kind] += target in passed
             noise += len([m for m in passed if m != target])
         chatter = 0
         for c in CHATTER:
             for p in projects[:3]:
-                found = cache[(c, p)]
-                best = max((float(s.explain.get("bm25") or 0.0) for s in found), default=0.0)
-                chatter += len([s for s in found if relevant(s, c, config, best)][:5])
+                query, found = cache[(c, p)]
+                chatter += len(above_floor(found, query, config)[:5])
         results.append(
             {
                 "mode": mode,

@@ -32,7 +32,7 @@ from memory_layer.config import load_config  # noqa: E402
 from memory_layer.embed import get_embedder  # noqa: E402
 from memory_layer.retrieval.search import Scope, recall  # noqa: E402
 from memory_layer.storage.db import open_db  # noqa: E402
-from memory_layer.storage.textindex import STOPWORDS  # noqa: E402
+from memory_layer.text import STOPWORDS  # noqa: E402
 from memory_layer.transfer import import_records  # noqa: E402
 
 DATA = ROOT / "benchmarks" / "data" / "coding_memories.jsonl"

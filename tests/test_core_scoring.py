@@ -10,7 +10,7 @@ import pytest
 from memory_layer.memories import remember
 from memory_layer.models import iso, parse_time, utcnow
 from memory_layer.retrieval.intent import boosted_categories, detect_intents
-from memory_layer.retrieval.scoring import blend, frequency_term, fuse, outcome_term
+from memory_layer.retrieval.scoring import blend, frequency_term, fuse, outcome_term, quality
 from memory_layer.retrieval.search import Scope, recall
 from memory_layer.storage.records import update_memory
 
@@ -193,3 +193,14 @@ def test_weak_match_with_strong_record_does_not_outrank_the_answer(db, cfg, keyw
     assert hits[0].memory.id == answer.id
     weak = [h for h in hits if h.memory.id == proven.id]
     assert not weak or "below_relative_floor" in weak[0].explain
+
+
+def test_quality_is_the_blend_without_similarity(db, cfg):
+    memory = remember(db, "Run `make dev` to start the stack.", config=cfg,
+                      category="command", project="p", embedder=None).memory
+    now = utcnow() + timedelta(days=40)
+    scored = blend(memory, 0.0, config=cfg, now=now, boosts_for_query={})
+    weights = cfg["weights"]
+    own = sum(float(weights[name]) for name in ("outcome", "recency", "frequency", "confidence"))
+    category_weight = float(cfg["hooks"]["category_weights"].get("command", 1.0))
+    assert quality(memory, cfg, now) == pytest.approx(scored.score / own * category_weight)

@@ -42,7 +42,15 @@ DOOR_MAY_IMPORT = (
 # The use-case package may use every layer; these may use the ones below them only.
 INNER = ("memory_layer.trust", "memory_layer.outcomes", "memory_layer.retrieval")
 STORAGE = "memory_layer.storage"
-STORAGE_MAY_IMPORT = (STORAGE, "memory_layer.models", "memory_layer.errors", "memory_layer.paths")
+# memory_layer.text: the lexical rules (word regex, stopwords, stem rule) the FTS index
+# shares with retrieval and outcomes; a leaf module like models, errors and paths.
+STORAGE_MAY_IMPORT = (
+    STORAGE,
+    "memory_layer.models",
+    "memory_layer.errors",
+    "memory_layer.paths",
+    "memory_layer.text",
+)
 
 
 def module_name(path: Path) -> str:

@@ -18,6 +18,7 @@ ALLOWED = (
     "memory_layer.models",
     "memory_layer.errors",
     "memory_layer.paths",
+    "memory_layer.text",  # the lexical rules shared with retrieval and outcomes (a leaf)
 )
 # Tables whose SQL lives only in storage/.
 OWNED_TABLES = (

@@ -11,7 +11,6 @@ agent never saw.
 
 from __future__ import annotations
 
-import re
 import sqlite3
 from dataclasses import dataclass
 from datetime import datetime
@@ -19,9 +18,8 @@ from typing import Any
 
 from memory_layer.hooks.log import log
 from memory_layer.models import Memory, iso
-from memory_layer.retrieval.scoring import frequency_term, outcome_term, recency_term
+from memory_layer.retrieval.scoring import quality
 from memory_layer.storage.records import memories_where
-from memory_layer.storage.textindex import query_terms
 
 # Claude Code caps every hook output string at 10,000 characters; stay under it.
 MAX_OUTPUT_CHARS = 9_500
@@ -206,21 +204,6 @@ def prompt_text(
 # --- SessionStart ----------------------------------------------------------------
 
 
-def quality(memory: Memory, config: dict[str, Any], now: datetime) -> float:
-    """The blend without similarity: what makes a memory worth knowing with no query."""
-    weights = config["weights"]
-    recency, _age = recency_term(memory, now, float(config["recency"]["half_life_days"]))
-    terms = {
-        "outcome": outcome_term(memory.outcome_score),
-        "recency": recency,
-        "frequency": frequency_term(memory.use_count, int(config["frequency"]["saturation_uses"])),
-        "confidence": max(0.0, min(1.0, memory.confidence)),
-    }
-    total = sum(float(weights[name]) for name in terms) or 1.0
-    base = sum(float(weights[name]) * value for name, value in terms.items()) / total
-    return base * float(config["hooks"]["category_weights"].get(memory.category, 1.0))
-
-
 def plan_session_start(
     conn: sqlite3.Connection,
     project: str,
@@ -268,55 +251,6 @@ def plan_session_start(
 # --- UserPromptSubmit ------------------------------------------------------------
 
 
-def _stem(term: str) -> re.Pattern[str]:
-    key = term.lower()
-    if not key.isascii():
-        return re.compile(re.escape(key))
-    stem = key if len(key) <= 4 else key[: max(4, len(key) - 3)]
-    return re.compile(r"(?<![a-z0-9])" + re.escape(stem))
-
-
-def matched_terms(query: str, text: str) -> int:
-    """Distinct query words (stem-ish prefixes, as the porter tokenizer matches) in text."""
-    lowered = text.lower()
-    return sum(1 for term in query_terms(query)[:64] if _stem(term).search(lowered))
-
-
-def relevant(item: Any, query: str, config: dict[str, Any], best_bm25: float = 0.0) -> bool:
-    """The relevance floor (docs/hooks.md): evidence that this memory is about the prompt.
-
-    With vectors, the cosine to the prompt must reach ``hooks.min_cosine``: it is an
-    absolute measure, unlike BM25, which is relative to the best hit and gives the top
-    match of "thanks!" full marks. Keyword-only, the memory must contain at least
-    ``hooks.min_terms`` distinct prompt words and reach keyword similarity
-    ``hooks.min_keyword``, or contain two words more than that. Either way the blended
-    score must reach ``hooks.min_score``.
-    """
-    hooks = config["hooks"]
-    if item.score < float(hooks["min_score"]):
-        return False
-    explain = item.explain
-    cosine = explain.get("cosine")
-    if cosine is not None and cosine >= float(hooks["min_cosine"]):
-        return True
-    keyword = float(explain.get("keyword") or 0.0)
-    if best_bm25 > 0 and "coverage" in explain and "bm25" in explain:
-        # Relative to the best hit the agent may see: recall normalises by the best hit
-        # of all, and when that one is withheld every other match would look weak.
-        keyword = float(explain["bm25"]) / best_bm25 * float(explain["coverage"])
-    terms = matched_terms(query, item.memory.text)
-    min_terms = int(hooks["min_terms"])
-    if terms < min_terms:
-        return False
-    # With a vector available, keywords alone need more words in common: two common
-    # words ("test", "file") shared with an unrelated memory are not enough.
-    if cosine is not None:
-        return terms > min_terms and keyword >= float(hooks["min_keyword"])
-    # Many distinct prompt words in one memory is evidence even when a long prompt
-    # dilutes the keyword similarity (coverage is a share of the prompt's words).
-    return keyword >= float(hooks["min_keyword"]) or terms >= min_terms + 2
-
-
 def prompt_query(prompt: str, config: dict[str, Any]) -> str:
     from memory_layer.capture.privacy import clean
 
@@ -335,9 +269,15 @@ def plan_prompt(
     now: datetime,
     limit: int,
 ) -> Plan:
+    from memory_layer.retrieval.query import parse_query
+    from memory_layer.retrieval.relevance import above_floor
     from memory_layer.retrieval.search import Scope, recall
 
-    if limit <= 0 or not query or not query_terms(query) and embedder is None:
+    if limit <= 0 or not query:
+        return Plan("", query=query)
+    # Parsed once: recall and the relevance floor below both use this Query.
+    parsed = parse_query(query)
+    if not parsed.terms and embedder is None:
         return Plan("", query=query)
     gate = Gate(config)
     if gate.failed:
@@ -347,7 +287,7 @@ def plan_prompt(
         scope = Scope(projects=scope.projects, statuses=gate.statuses)
     results = recall(
         conn,
-        query,
+        parsed,
         scope=scope,
         config=config,
         limit=max(limit * 3, 10),
@@ -355,11 +295,9 @@ def plan_prompt(
         now=now,
         visible=gate.visible,
     )
-    best_bm25 = max((float(item.explain.get("bm25") or 0.0) for item in results), default=0.0)
+    # Silent when nothing fits: only results with evidence that they answer the prompt.
     chosen = [
-        (item.memory, item.score)
-        for item in results
-        if item.memory.id not in shown and relevant(item, query, config, best_bm25)
+        (item.memory, item.score) for item in above_floor(results, parsed, config, skip=shown)
     ][:limit]
     if not chosen or gate.failed:
         return Plan("", query=query)

@@ -24,19 +24,23 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from memory_layer.text import STOPWORDS, WORD
+
 _FENCED = re.compile(r"```[^\n`]*\n?(.*?)```", re.S)
 _INLINE = re.compile(r"`([^`\n]+)`")
 _DOLLAR = re.compile(r"^\s*\$\s+(.+)$", re.M)
 _CODE_TOKEN = re.compile(r"[_./:=]|\(\)|[a-z][A-Z]|^-{1,2}\w")
-_WORD = re.compile(r"[\w][\w'-]*")
-_STOPWORDS = frozenset(
-    """about above after again against also always before being below between both
-    cannot could does doing down during each from further have having here into itself
-    just more most must never only other over same should some such than that their
-    them then there these they this those through under until very what when where
-    which while will with would your use using used when instead because need needs
-    make makes work works""".split()
+# Words of advice and generic verbs that nearly every prose memory uses ("always",
+# "never", "must", "make", "work"): they tell memories apart no better than stopwords,
+# so they are not distinctive. They stay search terms ("make target", "doesn't work" are
+# good queries), hence not in memory_layer.text.STOPWORDS.
+_ADVICE_WORDS = frozenset(
+    """against always cannot instead make makes must need needs never work works""".split()
 )
+_NOT_DISTINCTIVE = STOPWORDS | _ADVICE_WORDS
+# Shorter words are too common to tell a restated memory from chance overlap.
+MIN_DISTINCTIVE_WORD = 4
+MAX_DISTINCTIVE_WORDS = 30
 
 MIN_SNIPPET = 4
 MIN_CITED_SNIPPET = 6
@@ -80,9 +84,9 @@ def signature(memory_id: str, text: str) -> Signature:
             code_tokens.append(token.lower())
     words = [
         w
-        for w in dict.fromkeys(m.group(0).lower() for m in _WORD.finditer(text))
-        if len(w) >= 4 and w not in _STOPWORDS
-    ][:30]
+        for w in dict.fromkeys(m.group(0).lower() for m in WORD.finditer(text))
+        if len(w) >= MIN_DISTINCTIVE_WORD and w not in _NOT_DISTINCTIVE
+    ][:MAX_DISTINCTIVE_WORDS]
     return Signature(
         memory_id=memory_id,
         text=normalise(text),
@@ -145,7 +149,7 @@ def match_message(sig: Signature, message: str) -> str | None:
     if _enough_tokens(sig, hits):
         return "the assistant names " + ", ".join(f"`{h}`" for h in hits[:3])
     if not sig.snippets and not sig.code_tokens and len(sig.words) >= 4:
-        present = {m.group(0).lower() for m in _WORD.finditer(body)}
+        present = {m.group(0).lower() for m in WORD.finditer(body)}
         shared = [w for w in sig.words if w in present]
         if len(shared) >= 4 and len(shared) >= 0.6 * len(sig.words):
             return f"the assistant restates it ({len(shared)}/{len(sig.words)} words)"

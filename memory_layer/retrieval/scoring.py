@@ -13,6 +13,10 @@ Every term lies in 0..1:
   uses (reinforcements and credited outcomes), not mere retrievals.
 - confidence: set at capture (user-stated 0.8–1.0, extracted lower), clamped to 0..1.
 - category_boost: boosts[category] when the query's intent names the category, else 1.
+
+With no query (the SessionStart block), ``quality`` is the same blend without
+similarity: the other four weights rescaled to sum to 1, times
+``hooks.category_weights[category]``.
 """
 
 from __future__ import annotations
@@ -20,9 +24,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
 
 from memory_layer.models import Memory, parse_time
+
+# typing costs ~3 ms to import and is needed here only by type checkers (annotations
+# are strings at run time); this module is on the UserPromptSubmit hook path.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 SIGNALS = ("similarity", "outcome", "recency", "frequency", "confidence")
 
@@ -88,6 +97,25 @@ def fuse(
     return clamp(1.0 - (1.0 - kw) * (1.0 - clamp(vector * vector_weight)))
 
 
+def memory_signals(
+    memory: Memory, config: dict[str, Any], now: datetime
+) -> tuple[dict[str, float], float]:
+    """What a memory brings to the blend whatever the query: outcome, recency,
+    frequency and confidence (in SIGNALS order), and its age in days."""
+    recency, age_days = recency_term(memory, now, float(config["recency"]["half_life_days"]))
+    signals = {
+        "outcome": outcome_term(memory.outcome_score),
+        "recency": recency,
+        "frequency": frequency_term(memory.use_count, int(config["frequency"]["saturation_uses"])),
+        "confidence": clamp(memory.confidence),
+    }
+    return signals, age_days
+
+
+def _weighted_sum(weights: dict[str, Any], signals: dict[str, float]) -> float:
+    return sum(float(weights[name]) * value for name, value in signals.items())
+
+
 def blend(
     memory: Memory,
     similarity: float,
@@ -98,15 +126,9 @@ def blend(
     explain: dict[str, Any] | None = None,
 ) -> Scored:
     weights = config["weights"]
-    recency, age_days = recency_term(memory, now, float(config["recency"]["half_life_days"]))
-    terms = {
-        "similarity": clamp(similarity),
-        "outcome": outcome_term(memory.outcome_score),
-        "recency": recency,
-        "frequency": frequency_term(memory.use_count, int(config["frequency"]["saturation_uses"])),
-        "confidence": clamp(memory.confidence),
-    }
-    base = sum(float(weights[name]) * terms[name] for name in SIGNALS)
+    own, age_days = memory_signals(memory, config, now)
+    terms = {"similarity": clamp(similarity), **own}
+    base = _weighted_sum(weights, terms)
     reason = boosts_for_query.get(memory.category)
     boost = float(config["boosts"].get(memory.category, 1.0)) if reason else 1.0
     details = dict(explain or {})
@@ -119,6 +141,17 @@ def blend(
         }
     )
     return Scored(memory, base * boost, {**terms, "boost": boost}, details)
+
+
+def quality(memory: Memory, config: dict[str, Any], now: datetime) -> float:
+    """The blend without similarity: what makes a memory worth knowing with no query
+    (the SessionStart block). The four remaining weights are rescaled to sum to 1, and
+    ``hooks.category_weights`` stands in for the intent boosts a query would bring."""
+    weights = config["weights"]
+    own, _age_days = memory_signals(memory, config, now)
+    total = sum(float(weights[name]) for name in own) or 1.0
+    base = _weighted_sum(weights, own) / total
+    return base * float(config["hooks"]["category_weights"].get(memory.category, 1.0))
 
 
 def rank(items: list[Scored]) -> list[Scored]:

@@ -13,15 +13,20 @@ import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from memory_layer.errors import InvalidInput
 from memory_layer.models import Memory, check_category, utcnow
-from memory_layer.retrieval.intent import boosted_categories, detect_intents
+from memory_layer.retrieval.query import Query, QueryTerm, as_query
 from memory_layer.retrieval.scoring import Scored, blend, clamp, fuse, rank
 from memory_layer.storage.conn import Conn, raw
 from memory_layer.storage.records import memories_by_rowid
-from memory_layer.storage.textindex import fts_query, query_terms
+from memory_layer.text import STEM_WORDS
+
+# typing costs ~3 ms to import and is needed here only by type checkers (annotations
+# are strings at run time); this module is on the UserPromptSubmit hook path.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 # Cosine values of MiniLM for unrelated texts sit around 0.0–0.15 and for a good
 # paraphrase around 0.5–0.8; rescale so "unrelated" maps near 0 and "same meaning" near 1.
@@ -81,11 +86,16 @@ def _scope_sql(scope: Scope) -> tuple[str, list[Any]]:
 
 @dataclass(frozen=True)
 class Term:
+    """A query term (retrieval/query.QueryTerm) with what the database says about it,
+    computed once per recall. Flat rather than wrapping the QueryTerm: ``coverage``
+    reads ``pattern`` and ``idf`` for every term of every candidate."""
+
     text: str
     pattern: re.Pattern[str]
     idf: float
     share: float  # fraction of memories containing the term
     stem: str  # what ``pattern`` looks for at the start of a word
+    phrase: str  # the FTS5 phrase matching the term
 
 
 # term -> (document count when measured, document frequency). IDF moves slowly, so a
@@ -93,19 +103,18 @@ class Term:
 _df_cache: dict[tuple[str, str], tuple[int, int]] = {}
 
 
-def _document_frequency(conn: sqlite3.Connection, path: str, term: str, total: int) -> int:
-    key = (path, term)
+def _document_frequency(
+    conn: sqlite3.Connection, path: str, term: QueryTerm, total: int
+) -> int:
+    key = (path, term.text)
     cached = _df_cache.get(key)
     if cached is not None and abs(cached[0] - total) <= 0.05 * max(total, 1):
         return cached[1]
-    match = fts_query(term)
-    df = 0
-    if match:
-        df = int(
-            conn.execute(
-                "SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?", [match]
-            ).fetchone()[0]
-        )
+    df = int(
+        conn.execute(
+            "SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?", [term.phrase]
+        ).fetchone()[0]
+    )
     if len(_df_cache) > 50_000:
         _df_cache.clear()
     _df_cache[key] = (total, df)
@@ -116,26 +125,17 @@ def _db_path(conn: sqlite3.Connection) -> str:
     return str(conn.execute("PRAGMA database_list").fetchone()[2])
 
 
-def query_term_weights(db: Conn, query: str) -> list[Term]:
-    """Each query term with a pattern finding it in a memory's text and its IDF.
-
-    The pattern matches the term or a word sharing its stem-ish prefix (so "failing"
-    finds "fails"), approximating how the porter tokenizer lets BM25 match them.
-    """
+def query_term_weights(db: Conn, query: str | Query) -> list[Term]:
+    """Each query term with its pattern (the stem rule, memory_layer.text) and its IDF."""
     conn = raw(db)
     path = _db_path(conn)
     total = _collection_size(conn)
     terms: list[Term] = []
-    for term in query_terms(query):
-        key = stem = term.lower()
-        if key.isascii():
-            stem = key if len(key) <= 4 else key[: max(4, len(key) - 3)]
-            pattern = re.compile(r"(?<![a-z0-9])" + re.escape(stem))
-        else:
-            pattern = re.compile(re.escape(key))
+    for term in as_query(query).terms:
         df = _document_frequency(conn, path, term, total)
         idf = math.log((total - df + 0.5) / (df + 0.5) + 1.0)
-        terms.append(Term(term, pattern, idf, df / total if total else 0.0, stem))
+        share = df / total if total else 0.0
+        terms.append(Term(term.text, term.pattern, idf, share, term.stem, term.phrase))
     return terms
 
 
@@ -163,7 +163,6 @@ def _collection_size(db: Conn) -> int:
 # among them, and the fewest for which such a share means anything.
 SHARE_SAMPLE = 500
 SHARE_MIN_SCOPE = 50
-_WORD = re.compile(r"[^\W_]+")
 
 
 @dataclass(frozen=True)
@@ -184,7 +183,6 @@ class ScopeSample:
         return len(found)
 
 
-_ASCII_RUN = re.compile(r"[a-z0-9]+")
 _sample_cache: dict[tuple[str, str], tuple[int, ScopeSample]] = {}
 
 
@@ -206,7 +204,7 @@ def _scope_sample(conn: sqlite3.Connection, scope: Scope) -> ScopeSample:
     ).fetchall()
     holders: dict[str, set[int]] = {}
     for i, (text,) in enumerate(rows):
-        for word in set(_ASCII_RUN.findall(str(text).lower())):
+        for word in set(STEM_WORDS.findall(str(text).lower())):
             holders.setdefault(word, set()).add(i)
     words = sorted(holders)
     sample = ScopeSample(len(rows), tuple(words), tuple(frozenset(holders[w]) for w in words))
@@ -217,7 +215,7 @@ def _scope_sample(conn: sqlite3.Connection, scope: Scope) -> ScopeSample:
 
 
 def vector_query(
-    db: Conn, query: str, terms: list[Term], scope: Scope, common_share: float
+    db: Conn, query: str | Query, terms: list[Term], scope: Scope, common_share: float
 ) -> tuple[str, list[str]]:
     """The text to embed for ``query``, and the words left out of it.
 
@@ -229,18 +227,18 @@ def vector_query(
     to 0.67 with no change on coding paraphrases (benchmarks/RESULTS.md). When every word
     is common, the query is embedded whole.
     """
+    query = as_query(query)
     words = [t for t in terms if t.text.isascii()]
     if common_share >= 1.0 or not words:
-        return query, []
+        return query.text, []
     sample = _scope_sample(raw(db), scope)
     if sample.size < SHARE_MIN_SCOPE:
-        return query, []
+        return query.text, []
     limit = common_share * sample.size
     common = {t.text.lower() for t in words if sample.count(t.stem) > limit}
     if not common or len(common) == len(terms):
-        return query, []
-    kept = _WORD.sub(lambda m: "" if m.group(0).lower() in common else m.group(0), query)
-    return " ".join(kept.split()), sorted(common)
+        return query.text, []
+    return query.without(common), sorted(common)
 
 
 # Above this many rows matching the OR of the chosen terms, BM25-scoring them all costs tens
@@ -250,16 +248,17 @@ OR_ROWS_BUDGET = 5000
 
 
 def keyword_candidates(
-    db: Conn, query: str, scope: Scope, limit: int, terms: list[Term] | None = None
+    db: Conn, query: str | Query, scope: Scope, limit: int, terms: list[Term] | None = None
 ) -> dict[int, float]:
-    """rowid -> BM25 relevance (positive, larger is better) for the query's terms."""
+    """rowid -> BM25 relevance (positive, larger is better) for the query's terms
+    (``terms``: query_term_weights of the query, when the caller has them already)."""
     if terms is None:
         terms = query_term_weights(db, query)
     total = _collection_size(db)
     present = [t for t in terms if t.share > 0]  # a term no memory contains matches nothing
     rare = [t for t in present if t.share <= COMMON_TERM_SHARE]
     chosen = rare if rare and len(present) > len(rare) and total >= 2000 else present
-    parts = [p for p in (fts_query(t.text) for t in chosen) if p]
+    parts = [t.phrase for t in chosen]
     if not parts:
         return {}
     where, args = _scope_sql(scope)
@@ -293,7 +292,7 @@ def _searchable(memory: Memory) -> str:
 
 def recall(
     db: Conn,
-    query: str,
+    query: str | Query,
     *,
     scope: Scope,
     config: dict[str, Any],
@@ -302,9 +301,13 @@ def recall(
     now: datetime | None = None,
     visible: Callable[[Memory], bool] | None = None,
 ) -> list[Scored]:
-    """Rank memories in ``scope`` for ``query``. ``embedder=None`` means keyword-only."""
-    query = (query or "").strip()
-    if not query:
+    """Rank memories in ``scope`` for ``query``. ``embedder=None`` means keyword-only.
+
+    A string is parsed here (retrieval/query.parse_query); a caller that needs the
+    parsed query too (the hook's relevance floor) parses it once and passes the Query.
+    """
+    query = as_query(query)
+    if not query.text:
         raise InvalidInput("The query is empty. Give some words to search for.")
     if limit < 1:
         raise InvalidInput("--limit must be at least 1.")
@@ -318,7 +321,7 @@ def recall(
         terms = query_term_weights(db, query)
         keyword = keyword_candidates(db, query, scope, pool, terms)
     except sqlite3.OperationalError as exc:
-        raise InvalidInput(f"Cannot search for {query!r}: {exc}") from None
+        raise InvalidInput(f"Cannot search for {query.text!r}: {exc}") from None
     best_bm25 = max(keyword.values(), default=0.0)
 
     cosines: dict[int, float] = {}
@@ -344,8 +347,9 @@ def recall(
 
     rowids = list(dict.fromkeys([*keyword, *cosines]))
     memories = memories_by_rowid(db, rowids)
-    intents = detect_intents(query)
-    boosts = boosted_categories(intents)
+    # One copy per recall: explain dicts go back to callers, the Query may be reused.
+    intents = dict(query.intents)
+    boosts = query.boosts
     keyword_weight = float(settings["keyword_weight"])
     vector_weight = float(settings["vector_weight"])
     min_similarity = float(settings["min_similarity"])

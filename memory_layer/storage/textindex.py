@@ -12,6 +12,9 @@ import functools
 import hashlib
 import re
 import unicodedata
+from collections.abc import Iterable
+
+from memory_layer.text import STOPWORDS, WORD
 
 # Han, Hiragana, Katakana, Hangul syllables and CJK punctuation-free ranges.
 _CJK = (
@@ -19,10 +22,9 @@ _CJK = (
     "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"  # Han
     "\uac00-\ud7af"  # Hangul syllables
 )
-# Word characters that unicode61 keeps together. On ASCII text (nearly every memory and
-# query) this is the whole story; the CJK-aware patterns below cost ~10 ms to compile
-# (big character ranges), so they are compiled only when non-ASCII text shows up.
-_ASCII_WORD = re.compile(r"[^\W_]+")
+# ASCII text is split by memory_layer.text.WORD alone; the CJK-aware patterns below cost
+# ~10 ms to compile (big character ranges), so they are compiled only when non-ASCII
+# text shows up.
 
 
 @functools.cache
@@ -40,18 +42,6 @@ def _cjk(kind: str) -> re.Pattern[str]:
 
 def _is_cjk_run(term: str) -> bool:
     return not term.isascii() and _cjk("run").fullmatch(term) is not None
-
-# Dropped from OR queries: they match nearly everything and slow FTS5 down ~4x.
-STOPWORDS = frozenset(
-    """a about above after again all also am an and any are as at be because been before
-    being below between both but by can could did do does doing done down during each few
-    for from further get got had has have having he her here hers him his how i if in into
-    is it its itself just let me more most my myself no nor not now of off on once only or
-    other our ours out over own same she should so some such than that the their theirs them
-    then there these they this those through to too under until up us very was we were what
-    when where which while who whom why will with would you your yours yourself
-    whats hows wheres whys thing things way ways something anything use used using""".split()
-)
 
 
 def fts_document(text: str, subject: str | None = None, key: str | None = None) -> str:
@@ -78,17 +68,22 @@ def _cjk_bigrams(run: str) -> list[str]:
 
 def query_terms(query: str) -> list[str]:
     """Distinct search terms of a query, in order: words (no stopwords) and CJK bigrams."""
+    pattern = WORD if query.isascii() else _cjk("term")
+    return search_terms(match.group(0) for match in pattern.finditer(query))
+
+
+def search_terms(tokens: Iterable[str]) -> list[str]:
+    """The distinct search terms among a query's tokens, in order (see query_terms):
+    stopwords and one-letter words dropped, CJK runs as bigrams, first spelling kept."""
     terms: list[str] = []
     seen: set[str] = set()
-    pattern = _ASCII_WORD if query.isascii() else _cjk("term")
-    for match in pattern.finditer(query):
-        term = match.group(0)
-        if _is_cjk_run(term):
-            candidates = _cjk_bigrams(term)
-        elif term.lower() in STOPWORDS or len(term) < 2:
+    for token in tokens:
+        if _is_cjk_run(token):
+            candidates = _cjk_bigrams(token)
+        elif token.lower() in STOPWORDS or len(token) < 2:
             continue
         else:
-            candidates = [term]
+            candidates = [token]
         for candidate in candidates:
             key = candidate.lower()
             if key not in seen:
@@ -97,22 +92,18 @@ def query_terms(query: str) -> list[str]:
     return terms
 
 
-def fts_query(query: str) -> str | None:
-    """An FTS5 MATCH expression OR-ing the query's terms, each quoted; None if nothing is left."""
-    parts: list[str] = []
-    for term in query_terms(query):
-        if _is_cjk_run(term):
-            parts.append('"' + " ".join(term) + '"')
-        else:
-            parts.append('"' + term.replace('"', '""') + '"')
-    return " OR ".join(parts) if parts else None
+def fts_phrase(term: str) -> str:
+    """One search term as a quoted FTS5 phrase: a CJK run as its characters in a row."""
+    if _is_cjk_run(term):
+        return '"' + " ".join(term) + '"'
+    return '"' + term.replace('"', '""') + '"'
 
 
 def normalise_for_hash(text: str) -> str:
     """A hash of the text with case, punctuation and spacing removed: exact-duplicate detection."""
     folded = unicodedata.normalize("NFKC", text).casefold()
     if folded.isascii():
-        words = _ASCII_WORD.findall(folded)
+        words = WORD.findall(folded)
     else:
         words = _cjk("word").findall(folded) + _cjk("char").findall(folded)
     return hashlib.sha256(" ".join(words).encode("utf-8")).hexdigest()

@@ -1,0 +1,85 @@
+"""One parsed query: split into terms once per recall, then passed along.
+
+A prompt's way through the hook (``hooks/inject.plan_prompt``), recall
+(``retrieval/search.recall``) and the relevance floor (``retrieval/relevance``) needs
+the same facts about the query: its search terms, each term's stem and the pattern
+finding it in a memory, its FTS5 phrase, the intents it expresses. ``parse_query``
+works them out once; everything that depends on the database (IDF, shares, the words
+left out of the embedded query) is computed from this object by recall, without
+splitting the text again.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from memory_layer.retrieval.intent import boosted_categories, detect_intents
+from memory_layer.storage.textindex import fts_phrase, query_terms, search_terms
+from memory_layer.text import WORD, stem, stem_pattern
+
+
+@dataclass(frozen=True)
+class QueryTerm:
+    """One search term of a query (``textindex.query_terms``)."""
+
+    text: str  # as first spelled in the query
+    stem: str  # what ``pattern`` looks for at the start of a word (memory_layer.text)
+    pattern: re.Pattern[str]  # finds the term by its stem in lower-cased text
+    phrase: str  # the term as a quoted FTS5 phrase
+
+
+@dataclass(frozen=True)
+class Query:
+    """A query as recall and the relevance floor use it. Made by ``parse_query``;
+    two queries are equal when their text is (everything else derives from it)."""
+
+    text: str  # stripped
+    terms: tuple[QueryTerm, ...] = field(compare=False)
+    intents: dict[str, str] = field(compare=False)  # intent -> the cue that triggered it
+    boosts: dict[str, str] = field(compare=False)  # category -> why the intents boost it
+    # (start, end) of every word of ``text``, stopwords included: lets ``without`` drop
+    # words from the text without splitting it again.
+    word_spans: tuple[tuple[int, int], ...] = field(compare=False)
+
+    def without(self, left_out: set[str] | frozenset[str]) -> str:
+        """The text minus the words whose lower-cased form is in ``left_out``, spaces
+        collapsed; punctuation stays."""
+        pieces: list[str] = []
+        end = 0
+        for start, stop in self.word_spans:
+            pieces.append(self.text[end:start])
+            word = self.text[start:stop]
+            if word.lower() not in left_out:
+                pieces.append(word)
+            end = stop
+        pieces.append(self.text[end:])
+        return " ".join("".join(pieces).split())
+
+
+def _term(text: str) -> QueryTerm:
+    return QueryTerm(text, stem(text), stem_pattern(text), fts_phrase(text))
+
+
+def parse_query(text: str) -> Query:
+    """Parse ``text`` (None or blank gives a query without terms)."""
+    text = (text or "").strip()
+    spans = tuple(match.span() for match in WORD.finditer(text))
+    if text.isascii():
+        # WORD is also how ASCII text splits into search terms: reuse the one pass.
+        terms = search_terms(text[start:stop] for start, stop in spans)
+    else:
+        terms = query_terms(text)
+    intents = detect_intents(text)
+    return Query(
+        text=text,
+        terms=tuple(_term(term) for term in terms),
+        intents=intents,
+        boosts=boosted_categories(intents),
+        word_spans=spans,
+    )
+
+
+def as_query(query: str | Query) -> Query:
+    """``query`` itself, or the text parsed: the one door from a string to a Query."""
+    return query if isinstance(query, Query) else parse_query(query)
