@@ -46,10 +46,9 @@ NOT_YET: dict[Path, set[str]] = {
 }
 # Running a statement at all: the table names above miss a table in an f-string.
 EXECUTES = re.compile(r"\.(?:execute|executemany|executescript)\(")
-# ``records.memories_where`` takes the caller's WHERE clause; only storage (and the
-# hook door, until the lead's rewiring) may still write one.
+# ``records.memories_where`` takes the caller's WHERE clause; only storage may write one.
 CALLER_SQL = re.compile(r"\bmemories_where\(")
-CALLER_SQL_NOT_YET = {PACKAGE / "hooks" / "inject.py"}
+CALLER_SQL_NOT_YET: set[Path] = set()
 
 
 def project_imports(path: Path) -> set[str]:

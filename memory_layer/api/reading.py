@@ -65,11 +65,25 @@ def check_query(query: str, *, limit: int = 8, category: str | None = None) -> s
     return query
 
 
+def agent_statuses(config: dict[str, Any]) -> tuple[str, ...]:
+    """The statuses an agent-facing search looks at (conflict candidates when the trust
+    settings show them, each flagged)."""
+    from memory_layer.trust.visibility import agent_statuses as statuses
+
+    return tuple(statuses(config))
+
+
+def parse_query(text: str) -> Any:
+    """A query parsed once (``retrieval.query.Query``): hand it to ``recall`` and the
+    relevance floor instead of the text, so neither parses it again."""
+    from memory_layer.retrieval import query
+
+    return query.parse_query(text)
+
+
 def agent_scope(scope: Scope, config: dict[str, Any]) -> Scope:
     """The statuses an agent-facing recall searches (conflict candidates when shown)."""
-    from memory_layer.trust.visibility import agent_statuses
-
-    return replace(scope, statuses=tuple(agent_statuses(config)))
+    return replace(scope, statuses=agent_statuses(config))
 
 
 def recall(

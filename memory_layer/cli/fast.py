@@ -158,14 +158,12 @@ def fast(argv: list[str]) -> Attempt:
 def refuse_empty(op: str, text: str) -> None:
     """An empty query or text is refused here, before the engine, the config or a model
     is asked (the same messages as the use cases give)."""
+    from memory_layer import api
+
     if op == "recall":
-        from memory_layer.api import check_query
-
-        check_query(text)
+        api.check_query(text)
     else:
-        from memory_layer.memories import require_text
-
-        require_text(text)
+        api.require_text(text)
 
 
 def read_stdin() -> str:

@@ -101,99 +101,147 @@ def prepare(
 ) -> Reply:
     """Handle ``event``; writes of query events wait in ``Reply.commit``."""
     now = now or utcnow()
-    at = iso(now)
     project = project_of(conn, event)
-    reason = skip_reason(event, project, config)
-    if reason:
+    if skip_reason(event, project, config):
         return Reply()
     config = _capture_on(event, config)
     if event.session_id and not isinstance(event, SessionEnded):
-        api.touch_session(
-            conn,
-            event.session_id,
-            project=project,
-            cwd=event.directory,
-            transcript_path=event.transcript_path,
-            now=at,
-        )
+        _touch(conn, event, project, iso(now))
+    for kind, handler in _HANDLERS:
+        if isinstance(event, kind):
+            return handler(event, conn, project, config, embedder=embedder, now=now)
+    return Reply()
 
-    if isinstance(event, SessionStarted):
-        from memory_layer.hooks.inject import plan_session_start
 
-        # The agent's context starts empty at startup, /clear and compaction; on resume
-        # it still holds what was injected before, so those stay "already shown".
-        if event.source != "resume":
-            api.reset_context(conn, event.session_id, at)
-        shown = api.shown_in_context(conn, event.session_id)
-        plan = plan_session_start(conn, project, config, shown=shown, now=now)
-        return _reply(conn, event, plan, project, now)
+def _touch(conn: sqlite3.Connection, event: Event, project: str, at: str) -> None:
+    api.touch_session(
+        conn,
+        event.session_id,
+        project=project,
+        cwd=event.directory,
+        transcript_path=event.transcript_path,
+        now=at,
+    )
 
-    if isinstance(event, PromptSubmitted):
-        from memory_layer.hooks.inject import plan_prompt
-        from memory_layer.hooks.inject import prompt_query as make_query
 
-        query = make_query(event.prompt, config)
-        shown = api.shown_in_context(conn, event.session_id)
-        plan = plan_prompt(
-            conn,
-            query,
-            project,
-            config,
-            shown=shown,
-            embedder=embedder,
-            now=now,
-            limit=_inject_limit(event, config),
-        )
+def _on_session_start(
+    event: SessionStarted,
+    conn: sqlite3.Connection,
+    project: str,
+    config: dict[str, Any],
+    *,
+    embedder: Any,
+    now: datetime,
+) -> Reply:
+    from memory_layer.hooks.inject import plan_session_start
 
-        def record_prompt() -> None:
-            api.record_event(conn, event.session_id, project, "prompt", text=event.prompt, at=at)
+    # The agent's context starts empty at startup, /clear and compaction; on resume it
+    # still holds what was injected before, so those stay "already shown".
+    if event.source != "resume":
+        api.reset_context(conn, event.session_id, iso(now))
+    shown = api.shown_in_context(conn, event.session_id)
+    plan = plan_session_start(conn, project, config, shown=shown, now=now)
+    return _reply(conn, event, plan, project, now)
 
-        return _reply(conn, event, plan, project, now, also=record_prompt)
 
-    if isinstance(event, ToolUsed):
-        from memory_layer.hooks.capture import on_tool
+def _on_prompt(
+    event: PromptSubmitted,
+    conn: sqlite3.Connection,
+    project: str,
+    config: dict[str, Any],
+    *,
+    embedder: Any,
+    now: datetime,
+) -> Reply:
+    from memory_layer.hooks.inject import plan_prompt, prompt_query
 
-        on_tool(conn, event, project, config, embedder=embedder, now=now)
-        return Reply()
+    shown = api.shown_in_context(conn, event.session_id)
+    plan = plan_prompt(
+        conn,
+        prompt_query(event.prompt, config),
+        project,
+        config,
+        shown=shown,
+        embedder=embedder,
+        now=now,
+        limit=_inject_limit(event, config),
+    )
 
-    if isinstance(event, Stopped):
-        return _on_stop(event, conn, project, config, embedder=embedder, now=now)
+    def record_prompt() -> None:
+        at = iso(now)
+        api.record_event(conn, event.session_id, project, "prompt", text=event.prompt, at=at)
 
-    if isinstance(event, Compacting):
-        from memory_layer.hooks.capture import extract_transcript
+    return _reply(conn, event, plan, project, now, also=record_prompt)
 
-        extract_transcript(
-            conn,
-            event.transcript_path,
-            session_id=event.session_id,
-            project=project,
-            source="hook:PreCompact",
-            config=config,
-            embedder=embedder,
-            now=now,
-            main=True,
-        )
-        return Reply()
 
-    if isinstance(event, SessionEnded):
-        # 1.5 s for every SessionEnd hook together: note the work, do none of it here.
-        if event.session_id:
-            api.touch_session(
-                conn,
-                event.session_id,
-                project=project,
-                cwd=event.directory,
-                transcript_path=event.transcript_path,
-                now=at,
-            )
-            api.end_session(conn, event.session_id, event.reason, at)
-        return Reply()
+def _on_tool(
+    event: ToolUsed,
+    conn: sqlite3.Connection,
+    project: str,
+    config: dict[str, Any],
+    *,
+    embedder: Any,
+    now: datetime,
+) -> Reply:
+    from memory_layer.hooks.capture import on_tool
 
-    if isinstance(event, TaskEvent):
-        from memory_layer.hooks.capture import task_hook
+    on_tool(conn, event, project, config, embedder=embedder, now=now)
+    return Reply()
 
-        task_hook(conn, event, project, config, at)
-        return Reply()
+
+def _on_compact(
+    event: Compacting,
+    conn: sqlite3.Connection,
+    project: str,
+    config: dict[str, Any],
+    *,
+    embedder: Any,
+    now: datetime,
+) -> Reply:
+    from memory_layer.hooks.capture import extract_transcript
+
+    extract_transcript(
+        conn,
+        event.transcript_path,
+        session_id=event.session_id,
+        project=project,
+        source="hook:PreCompact",
+        config=config,
+        embedder=embedder,
+        now=now,
+        main=True,
+    )
+    return Reply()
+
+
+def _on_session_end(
+    event: SessionEnded,
+    conn: sqlite3.Connection,
+    project: str,
+    config: dict[str, Any],
+    *,
+    embedder: Any,
+    now: datetime,
+) -> Reply:
+    # 1.5 s for every SessionEnd hook together: note the work, do none of it here.
+    if event.session_id:
+        _touch(conn, event, project, iso(now))
+        api.end_session(conn, event.session_id, event.reason, iso(now))
+    return Reply()
+
+
+def _on_task(
+    event: TaskEvent,
+    conn: sqlite3.Connection,
+    project: str,
+    config: dict[str, Any],
+    *,
+    embedder: Any,
+    now: datetime,
+) -> Reply:
+    from memory_layer.hooks.capture import task_hook
+
+    task_hook(conn, event, project, config, iso(now))
     return Reply()
 
 
@@ -278,6 +326,18 @@ def _on_stop(
         subagent=subagent,
     )
     return Reply()
+
+
+# Which handler answers which event (checked in order; the first match handles it).
+_HANDLERS: tuple[tuple[type, Callable[..., Reply]], ...] = (
+    (SessionStarted, _on_session_start),
+    (PromptSubmitted, _on_prompt),
+    (ToolUsed, _on_tool),
+    (Stopped, _on_stop),
+    (Compacting, _on_compact),
+    (SessionEnded, _on_session_end),
+    (TaskEvent, _on_task),
+)
 
 
 def handle(

@@ -16,10 +16,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from memory_layer import api
 from memory_layer.hooks.log import log
-from memory_layer.models import Memory, iso
-from memory_layer.retrieval.scoring import quality
-from memory_layer.storage.records import memories_where
+from memory_layer.models import Memory
 
 # Claude Code caps every hook output string at 10,000 characters; stay under it.
 MAX_OUTPUT_CHARS = 9_500
@@ -77,14 +76,10 @@ class Gate:
         self.statuses: tuple[str, ...] = ("active",)
         try:
             # Imported here, not at module level: only query hooks need them.
-            from memory_layer import api
-            from memory_layer.outcomes.rules import is_proven
-            from memory_layer.trust.visibility import agent_statuses
-
             self._withheld = api.agent_withheld_reason
             self._flags = api.agent_flags
-            self._is_proven = is_proven
-            self.statuses = tuple(agent_statuses(config))
+            self._is_proven = api.is_proven
+            self.statuses = tuple(api.agent_statuses(config))
         except Exception as exc:
             self._fail("cannot load the trust/outcomes filters", exc)
 
@@ -219,22 +214,12 @@ def plan_session_start(
     gate = Gate(config)
     if gate.failed:
         return Plan("", kind="session_start")
-    statuses = gate.statuses
-    marks = ", ".join("?" for _ in statuses)
-    where = f"status IN ({marks}) AND (project = ? OR project IS NULL)"
-    args = [*statuses, project]
-    # Candidates: the freshest and the best-scored; quality() then orders them all.
-    pool: dict[str, Memory] = {}
-    for order in (
-        "max(coalesce(proven_at, ''), created_at) DESC",
-        "outcome_score DESC, use_count DESC",
-    ):
-        for memory in memories_where(conn, where, args, order_by=order, limit=300):
-            pool[memory.id] = memory
+    # Candidates: the freshest and the best-scored; the quality blend orders them all.
+    pool = api.session_start_pool(conn, project, gate.statuses)
     scored = sorted(
         (
-            (m, quality(m, config, now))
-            for m in pool.values()
+            (m, api.quality(m, config, now))
+            for m in pool
             if m.id not in shown and gate.visible(m)
         ),
         key=lambda pair: (-pair[1], pair[0].id),
@@ -252,9 +237,7 @@ def plan_session_start(
 
 
 def prompt_query(prompt: str, config: dict[str, Any]) -> str:
-    from memory_layer.capture.privacy import clean
-
-    text = clean(prompt)
+    text = api.clean(prompt)
     return text[: int(config["hooks"]["max_prompt_chars"])].strip()
 
 
@@ -269,35 +252,32 @@ def plan_prompt(
     now: datetime,
     limit: int,
 ) -> Plan:
-    from memory_layer.retrieval.query import parse_query
-    from memory_layer.retrieval.relevance import above_floor
-    from memory_layer.retrieval.search import Scope, recall
-
     if limit <= 0 or not query:
         return Plan("", query=query)
     # Parsed once: recall and the relevance floor below both use this Query.
-    parsed = parse_query(query)
+    parsed = api.parse_query(query)
     if not parsed.terms and embedder is None:
         return Plan("", query=query)
     gate = Gate(config)
     if gate.failed:
         return Plan("", query=query)
-    scope = Scope.for_project(project)
-    if gate.statuses != scope.statuses:
-        scope = Scope(projects=scope.projects, statuses=gate.statuses)
-    results = recall(
+    # What an agent may see (api.recall's agent audience), through the gate first: a
+    # filter that raises withholds everything instead of failing the hook.
+    results = api.recall(
         conn,
         parsed,
-        scope=scope,
         config=config,
+        scope=api.Scope.for_project(project),
+        audience=api.AGENT,
         limit=max(limit * 3, 10),
         embedder=embedder,
         now=now,
-        visible=gate.visible,
+        also=gate.visible,
     )
     # Silent when nothing fits: only results with evidence that they answer the prompt.
     chosen = [
-        (item.memory, item.score) for item in above_floor(results, parsed, config, skip=shown)
+        (item.memory, item.score)
+        for item in api.above_floor(results, parsed, config, skip=shown)
     ][:limit]
     if not chosen or gate.failed:
         return Plan("", query=query)
@@ -311,16 +291,14 @@ def commit(
     conn: sqlite3.Connection, plan: Plan, *, session_id: str, project: str, now: datetime
 ) -> None:
     """Record every surfacing, so outcome learning can credit what the agent was shown."""
-    from memory_layer.activity import record_usage
-
     if not plan.chosen:
         return
-    record_usage(
+    api.record_surfacing(
         conn,
         [(memory.id, score) for memory, score in plan.chosen],
+        kind=plan.kind,
         session_id=session_id,
         project=project,
-        kind=plan.kind,
         query=plan.query,
-        at=iso(now),
+        now=now,
     )

@@ -129,3 +129,26 @@ def list_memories(
 def count_memories(db: Conn, filters: Filters) -> int:
     where, args = _filter_where(filters)
     return int(raw(db).execute("SELECT count(*) FROM memories WHERE " + where, args).fetchone()[0])
+
+
+# What SessionStart considers: the freshest memories and the best-scored ones, this many
+# of each (its quality blend then orders them all; the pool stays small at any size).
+SESSION_START_POOL = 300
+_SESSION_START_ORDERS = (
+    "max(coalesce(proven_at, ''), created_at) DESC",
+    "outcome_score DESC, use_count DESC",
+)
+
+
+def session_start_pool(db: Conn, project: str, statuses: tuple[str, ...]) -> list[Memory]:
+    """Candidates for the SessionStart block: in ``statuses``, of ``project`` or global,
+    the freshest and the best-scored (each at most ``SESSION_START_POOL``), once each."""
+    marks = ", ".join("?" for _ in statuses)
+    where = f"status IN ({marks}) AND (project = ? OR project IS NULL)"
+    pool: dict[str, Memory] = {}
+    for order in _SESSION_START_ORDERS:
+        for memory in memories_where(
+            db, where, [*statuses, project], order_by=order, limit=SESSION_START_POOL
+        ):
+            pool.setdefault(memory.id, memory)
+    return list(pool.values())
