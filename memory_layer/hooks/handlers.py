@@ -91,6 +91,18 @@ def _capture_on(event: Event, config: dict[str, Any]) -> dict[str, Any]:
     return config
 
 
+@dataclass(frozen=True)
+class Turn:
+    """What every handler works with: the store, the session's project, the config (with
+    the plugin's options applied), the embedder (None: keyword-only) and the time."""
+
+    conn: sqlite3.Connection
+    project: str
+    config: dict[str, Any]
+    embedder: Any
+    now: datetime
+
+
 def prepare(
     event: Event,
     conn: sqlite3.Connection,
@@ -107,9 +119,10 @@ def prepare(
     config = _capture_on(event, config)
     if event.session_id and not isinstance(event, SessionEnded):
         _touch(conn, event, project, iso(now))
+    turn = Turn(conn, project, config, embedder, now)
     for kind, handler in _HANDLERS:
         if isinstance(event, kind):
-            return handler(event, conn, project, config, embedder=embedder, now=now)
+            return handler(event, turn)
     return Reply()
 
 
@@ -124,124 +137,78 @@ def _touch(conn: sqlite3.Connection, event: Event, project: str, at: str) -> Non
     )
 
 
-def _on_session_start(
-    event: SessionStarted,
-    conn: sqlite3.Connection,
-    project: str,
-    config: dict[str, Any],
-    *,
-    embedder: Any,
-    now: datetime,
-) -> Reply:
+def _on_session_start(event: SessionStarted, turn: Turn) -> Reply:
     from memory_layer.hooks.inject import plan_session_start
 
     # The agent's context starts empty at startup, /clear and compaction; on resume it
     # still holds what was injected before, so those stay "already shown".
     if event.source != "resume":
-        api.reset_context(conn, event.session_id, iso(now))
-    shown = api.shown_in_context(conn, event.session_id)
-    plan = plan_session_start(conn, project, config, shown=shown, now=now)
-    return _reply(conn, event, plan, project, now)
+        api.reset_context(turn.conn, event.session_id, iso(turn.now))
+    shown = api.shown_in_context(turn.conn, event.session_id)
+    plan = plan_session_start(turn.conn, turn.project, turn.config, shown=shown, now=turn.now)
+    return _reply(turn.conn, event, plan, turn.project, turn.now)
 
 
-def _on_prompt(
-    event: PromptSubmitted,
-    conn: sqlite3.Connection,
-    project: str,
-    config: dict[str, Any],
-    *,
-    embedder: Any,
-    now: datetime,
-) -> Reply:
+def _on_prompt(event: PromptSubmitted, turn: Turn) -> Reply:
     from memory_layer.hooks.inject import plan_prompt, prompt_query
 
-    shown = api.shown_in_context(conn, event.session_id)
+    shown = api.shown_in_context(turn.conn, event.session_id)
     plan = plan_prompt(
-        conn,
-        prompt_query(event.prompt, config),
-        project,
-        config,
+        turn.conn,
+        prompt_query(event.prompt, turn.config),
+        turn.project,
+        turn.config,
         shown=shown,
-        embedder=embedder,
-        now=now,
-        limit=_inject_limit(event, config),
+        embedder=turn.embedder,
+        now=turn.now,
+        limit=_inject_limit(event, turn.config),
     )
 
     def record_prompt() -> None:
-        at = iso(now)
-        api.record_event(conn, event.session_id, project, "prompt", text=event.prompt, at=at)
+        at = iso(turn.now)
+        api.record_event(
+            turn.conn, event.session_id, turn.project, "prompt", text=event.prompt, at=at
+        )
 
-    return _reply(conn, event, plan, project, now, also=record_prompt)
+    return _reply(turn.conn, event, plan, turn.project, turn.now, also=record_prompt)
 
 
-def _on_tool(
-    event: ToolUsed,
-    conn: sqlite3.Connection,
-    project: str,
-    config: dict[str, Any],
-    *,
-    embedder: Any,
-    now: datetime,
-) -> Reply:
+def _on_tool(event: ToolUsed, turn: Turn) -> Reply:
     from memory_layer.hooks.capture import on_tool
 
-    on_tool(conn, event, project, config, embedder=embedder, now=now)
+    on_tool(turn.conn, event, turn.project, turn.config, embedder=turn.embedder, now=turn.now)
     return Reply()
 
 
-def _on_compact(
-    event: Compacting,
-    conn: sqlite3.Connection,
-    project: str,
-    config: dict[str, Any],
-    *,
-    embedder: Any,
-    now: datetime,
-) -> Reply:
+def _on_compact(event: Compacting, turn: Turn) -> Reply:
     from memory_layer.hooks.capture import extract_transcript
 
     extract_transcript(
-        conn,
+        turn.conn,
         event.transcript_path,
         session_id=event.session_id,
-        project=project,
+        project=turn.project,
         source="hook:PreCompact",
-        config=config,
-        embedder=embedder,
-        now=now,
+        config=turn.config,
+        embedder=turn.embedder,
+        now=turn.now,
         main=True,
     )
     return Reply()
 
 
-def _on_session_end(
-    event: SessionEnded,
-    conn: sqlite3.Connection,
-    project: str,
-    config: dict[str, Any],
-    *,
-    embedder: Any,
-    now: datetime,
-) -> Reply:
+def _on_session_end(event: SessionEnded, turn: Turn) -> Reply:
     # 1.5 s for every SessionEnd hook together: note the work, do none of it here.
     if event.session_id:
-        _touch(conn, event, project, iso(now))
-        api.end_session(conn, event.session_id, event.reason, iso(now))
+        _touch(turn.conn, event, turn.project, iso(turn.now))
+        api.end_session(turn.conn, event.session_id, event.reason, iso(turn.now))
     return Reply()
 
 
-def _on_task(
-    event: TaskEvent,
-    conn: sqlite3.Connection,
-    project: str,
-    config: dict[str, Any],
-    *,
-    embedder: Any,
-    now: datetime,
-) -> Reply:
+def _on_task(event: TaskEvent, turn: Turn) -> Reply:
     from memory_layer.hooks.capture import task_hook
 
-    task_hook(conn, event, project, config, iso(now))
+    task_hook(turn.conn, event, turn.project, turn.config, iso(turn.now))
     return Reply()
 
 
@@ -283,26 +250,18 @@ def _reply(
     return Reply(context_output(event.name, plan.text), write)
 
 
-def _on_stop(
-    event: Stopped,
-    conn: sqlite3.Connection,
-    project: str,
-    config: dict[str, Any],
-    *,
-    embedder: Any,
-    now: datetime,
-) -> Reply:
+def _on_stop(event: Stopped, turn: Turn) -> Reply:
     from memory_layer.hooks.capture import extract_transcript
 
-    at = iso(now)
+    at = iso(turn.now)
     subagent = event.name == "SubagentStop"
     if event.last_assistant_message and event.session_id:
         # Fresher than the transcript (which lags); outcome learning reads it as
         # evidence that a surfaced memory was cited.
         api.record_event(
-            conn,
+            turn.conn,
             event.session_id,
-            project,
+            turn.project,
             "assistant",
             tool=(event.agent_type or None) if subagent else None,
             text=event.last_assistant_message,
@@ -312,16 +271,16 @@ def _on_stop(
     if not subagent:
         from memory_layer.hooks.capture import task_hook
 
-        task_hook(conn, event, project, config, at)
+        task_hook(turn.conn, event, turn.project, turn.config, at)
     extract_transcript(
-        conn,
+        turn.conn,
         path,
         session_id=event.session_id,
-        project=project,
+        project=turn.project,
         source=f"hook:{event.name}",
-        config=config,
-        embedder=embedder,
-        now=now,
+        config=turn.config,
+        embedder=turn.embedder,
+        now=turn.now,
         main=not subagent,
         subagent=subagent,
     )
