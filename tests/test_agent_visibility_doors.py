@@ -142,3 +142,37 @@ def test_dashboard_standing(records: dict[str, str]) -> None:
             assert "Agents receive this memory." in page
         else:
             assert "Withheld from agents:" in page and "Agents receive" not in page, kind
+
+
+def test_mcp_search_takes_no_write_lock(records: dict[str, str], user_home) -> None:
+    """Another process holding the write lock does not stop an agent's search: searching
+    writes nothing but its surfacing record, which then waits briefly and is skipped
+    instead of waiting out the store's busy timeout."""
+    import subprocess
+    import sys
+
+    from memory_layer import mcp_server
+
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sqlite3, sys, time; c = sqlite3.connect(sys.argv[1], isolation_level=None);"
+            " c.execute('BEGIN IMMEDIATE'); print('locked', flush=True); time.sleep(30)",
+            str(user_home / "memories.db"),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        server = mcp_server.Server(project=PROJECT, scene=None, client="cursor")
+        # A search that took the write lock would wait out the busy timeout and fail
+        # with "database is locked"; this one answers.
+        found = mcp_server.search(
+            server, TOPIC, project=None, scene=None, category=None, limit=5, source="mcp:x"
+        )
+    finally:
+        holder.kill()
+        holder.wait()
+    assert [r["id"] for r in found["results"]] == [records["visible"]]

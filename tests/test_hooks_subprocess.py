@@ -140,6 +140,11 @@ def test_post_tool_use_bash_records_event_and_command_memory(claude: Claude) -> 
     assert memory["text"] == "Run the tests with `uv run pytest -x`."
     assert (memory["category"], memory["source"]) == ("command", "hook:PostToolUse")
     assert memory["project"] == "github.com/acme/shop"
+    # Written through the one remember: stamped like every trusted write, at once.
+    import hashlib
+
+    assert memory["approved_by"] == "hook:PostToolUse" and memory["approved_at"]
+    assert memory["checksum"] == hashlib.sha256(memory["text"].encode()).hexdigest()
 
 
 def test_post_tool_use_failure_records_error(claude: Claude) -> None:
