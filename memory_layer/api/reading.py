@@ -241,7 +241,8 @@ def recall_records(
     ``recalled``, so a task that applies it credits it like an injected memory."""
     from memory_layer.outcomes.rules import is_sinking
 
-    query = check_query(request.query, limit=request.limit or 1, category=request.category)
+    wanted = request.limit if request.limit is not None else 1
+    query = check_query(request.query, limit=wanted, category=request.category)
     scope = scope_for(
         project=request.project,
         cwd=request.cwd,

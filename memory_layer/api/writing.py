@@ -133,7 +133,8 @@ def remember(
         "new" if result.created else "reinforced",
         result.created,
         similarity=result.similarity,
-        redacted=result.memory.text != text.replace("\x00", "").strip(),
+        # Only a new record's text is what this write stored; a reinforced one keeps its own.
+        redacted=result.created and result.memory.text != text.replace("\x00", "").strip(),
     )
 
 
