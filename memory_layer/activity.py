@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from memory_layer.capture.privacy import clean
 from memory_layer.models import iso, utcnow
-from memory_layer.storage import sessions, usage
+from memory_layer.storage import sessions
 from memory_layer.storage.sessions import (
     Session,
     clear_pending,
@@ -21,7 +21,6 @@ from memory_layer.storage.sessions import (
     reset_context,
     transcript_offset,
 )
-from memory_layer.storage.usage import shown_in_context
 
 # typing costs ~3 ms to import and is needed here only by type checkers (annotations
 # are strings at run time), so the hook path never imports it.
@@ -156,6 +155,14 @@ def recent_tool_events(
     ]
 
 
+def shown_in_context(conn: Conn, session_id: str) -> set[str]:
+    """Memory ids already surfaced into this session's current context (injected, at
+    session start, recalled): the hooks do not show them again."""
+    from memory_layer.storage.usage import shown_in_context as shown
+
+    return shown(conn, session_id)
+
+
 def record_usage(
     conn: Conn,
     rows: Iterable[tuple[str, float]],
@@ -168,6 +175,9 @@ def record_usage(
 ) -> int:
     """One usage row per surfaced memory (memory id, score), ranked in order; the query
     is cleaned, then bounded (cut after cleaning, a redaction marker stays whole)."""
+    # Imported here: a tool event (the most frequent hook) records no surfacing.
+    from memory_layer.storage import usage
+
     at = at or iso(utcnow())
     logged_query = clean(query)[:QUERY_CHARS] if query else None
     return usage.record_surfacings(

@@ -43,13 +43,15 @@ DOOR_MAY_IMPORT = (
 INNER = ("memory_layer.trust", "memory_layer.outcomes", "memory_layer.retrieval")
 STORAGE = "memory_layer.storage"
 # memory_layer.text: the lexical rules (word regex, stopwords, stem rule) the FTS index
-# shares with retrieval and outcomes; a leaf module like models, errors and paths.
+# shares with retrieval and outcomes; memory_layer.frozen: the light frozen-record base.
+# Leaf modules like models, errors and paths.
 STORAGE_MAY_IMPORT = (
     STORAGE,
     "memory_layer.models",
     "memory_layer.errors",
     "memory_layer.paths",
     "memory_layer.text",
+    "memory_layer.frozen",
 )
 
 

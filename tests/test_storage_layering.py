@@ -19,6 +19,7 @@ ALLOWED = (
     "memory_layer.errors",
     "memory_layer.paths",
     "memory_layer.text",  # the lexical rules shared with retrieval and outcomes (a leaf)
+    "memory_layer.frozen",  # the light frozen-record base (a leaf)
 )
 # Tables whose SQL lives only in storage/.
 OWNED_TABLES = (

@@ -15,41 +15,48 @@ from __future__ import annotations
 
 import importlib
 
-from memory_layer.api.outcomes import report_outcome
-from memory_layer.api.reading import (
-    AGENT,
-    AUDIENCES,
-    PERSON,
-    SURFACE_KINDS,
-    agent_flags,
-    agent_scope,
-    agent_statuses,
-    agent_withheld_reason,
-    check_query,
-    parse_query,
-    recall,
-    recall_records,
-    record_surfacing,
-    scope_for,
-)
-from memory_layer.api.review import decide, dispute, inbox, verify
-from memory_layer.api.writing import (
-    Remembered,
-    check_memory_input,
-    edit,
-    forget,
-    is_proposal,
-    purge,
-    remember,
-    remember_record,
-    restore,
-)
-
-# Use cases that live whole in one layer module, re-exported as they are (or, as
-# "module:attr", under a name that says what they do here) and resolved
-# on first use (module ``__getattr__``), so the hook path, which imports this package,
-# does not load the listing, review or outcome views it never calls.
+# Every name, and the module it lives in: this package's own use cases, and those that
+# live whole in one layer module, re-exported as they are (or, as "module:attr", under
+# a name that says what they do here). Resolved on first use (module ``__getattr__``),
+# so a hook process, which imports this package, loads only the use cases it calls
+# (a tool event: session activity, and remember when it captures something).
 _HOMES = {
+    # the use cases defined in this package
+    **dict.fromkeys(["check_agent_report", "report_outcome"], "memory_layer.api.outcomes"),
+    **dict.fromkeys(
+        [
+            "AGENT",
+            "AUDIENCES",
+            "PERSON",
+            "SURFACE_KINDS",
+            "agent_flags",
+            "agent_scope",
+            "agent_statuses",
+            "agent_withheld_reason",
+            "check_query",
+            "parse_query",
+            "recall",
+            "recall_records",
+            "record_surfacing",
+            "scope_for",
+        ],
+        "memory_layer.api.reading",
+    ),
+    **dict.fromkeys(["decide", "dispute", "inbox", "verify"], "memory_layer.api.review"),
+    **dict.fromkeys(
+        [
+            "Remembered",
+            "check_memory_input",
+            "edit",
+            "forget",
+            "is_proposal",
+            "purge",
+            "remember",
+            "remember_record",
+            "restore",
+        ],
+        "memory_layer.api.writing",
+    ),
     # the store itself
     "open_db": "memory_layer.storage.db",
     "explain_error": "memory_layer.storage.db",
@@ -169,34 +176,4 @@ def __dir__() -> list[str]:
     return sorted([*globals(), *_HOMES])
 
 
-__all__ = [
-    *_HOMES,
-    "AGENT",
-    "AUDIENCES",
-    "PERSON",
-    "SURFACE_KINDS",
-    "Remembered",
-    "agent_flags",
-    "agent_scope",
-    "agent_statuses",
-    "agent_withheld_reason",
-    "check_memory_input",
-    "check_query",
-    "decide",
-    "dispute",
-    "edit",
-    "forget",
-    "inbox",
-    "is_proposal",
-    "parse_query",
-    "purge",
-    "recall",
-    "recall_records",
-    "record_surfacing",
-    "remember",
-    "remember_record",
-    "report_outcome",
-    "restore",
-    "scope_for",
-    "verify",
-]
+__all__ = sorted(_HOMES)

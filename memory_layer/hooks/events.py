@@ -16,11 +16,13 @@ import json
 import os
 from collections.abc import Mapping
 
+from memory_layer.frozen import Frozen
+
 # typing costs a few ms to import and the hook's fast path needs it only for type
 # checkers (annotations are strings here), so it is imported for them alone.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, ClassVar
+    from typing import Any
 
 __all__ = [
     "EVENT_NAMES",
@@ -56,17 +58,14 @@ def _mapping(value: Any) -> dict[str, Any]:
     return dict(value) if isinstance(value, Mapping) else {}
 
 
-# Fields whose default is a fresh dict per event (the rest default to their class value).
-_FACTORIES = {"options": dict, "tool_input": dict}
-
-
-class Event:
+class Event(Frozen):
     """Fields every hook event has. ``name`` is the hook event we were started for.
 
-    Frozen values, like a frozen dataclass, but not one: importing ``dataclasses``
-    (it imports ``inspect``) and generating methods for eight classes cost every hook
-    process ~15 ms on its fast path. Fields are the annotated names of each class, in
-    definition order, base class first; the class attribute is the default.
+    Frozen values, like a frozen dataclass, but not one (``memory_layer.frozen``):
+    importing ``dataclasses`` (it imports ``inspect``) and generating methods for eight
+    classes cost every hook process ~15 ms on its fast path. Fields are the annotated
+    names of each class, in definition order, base class first; the class attribute is
+    the default. Equal by value; unhashable, since events hold dicts.
     """
 
     name: str
@@ -84,33 +83,8 @@ class Event:
     # sessions and its environment is whichever session started it.
     task_list_id: str = ""
 
-    _fields: ClassVar[tuple[str, ...]] = ()
-
-    def __init_subclass__(cls) -> None:
-        super().__init_subclass__()
-        own = cls.__dict__.get("__annotations__", {})
-        cls._fields = cls._fields + tuple(n for n in own if not n.startswith("_"))
-
-    def __init__(self, **values: Any) -> None:
-        kind = type(self)
-        for key in self._fields:
-            if key in values:
-                value = values.pop(key)
-            elif key in _FACTORIES:
-                value = _FACTORIES[key]()
-            elif hasattr(kind, key):
-                value = getattr(kind, key)
-            else:
-                raise TypeError(f"{kind.__name__}() missing required argument {key!r}")
-            object.__setattr__(self, key, value)
-        if values:
-            raise TypeError(f"{kind.__name__}() got unexpected arguments {sorted(values)}")
-
-    def __setattr__(self, key: str, value: Any) -> None:
-        raise AttributeError(f"{type(self).__name__} is frozen: cannot assign {key!r}")
-
-    def __delattr__(self, key: str) -> None:
-        raise AttributeError(f"{type(self).__name__} is frozen: cannot delete {key!r}")
+    # Fields whose default is a fresh dict per event (the rest default to their class value).
+    _factories = {"options": dict, "tool_input": dict}
 
     @property
     def directory(self) -> str:
@@ -126,19 +100,7 @@ class Event:
         data["type"] = type(self).__name__
         return data
 
-    def __eq__(self, other: object) -> bool:
-        if type(other) is not type(self):
-            return NotImplemented
-        return self.to_dict() == other.to_dict()  # type: ignore[attr-defined]
-
     __hash__ = None  # type: ignore[assignment]  # equal by value, holds a dict: unhashable
-
-    def __repr__(self) -> str:
-        fields_ = ", ".join(f"{key}={getattr(self, key)!r}" for key in self._fields)
-        return f"{type(self).__name__}({fields_})"
-
-
-Event._fields = tuple(n for n in Event.__annotations__ if not n.startswith("_"))
 
 
 class SessionStarted(Event):

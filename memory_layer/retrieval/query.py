@@ -12,15 +12,14 @@ splitting the text again.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 
+from memory_layer.frozen import Frozen
 from memory_layer.retrieval.intent import boosted_categories, detect_intents
 from memory_layer.storage.textindex import fts_phrase, query_terms, search_terms
 from memory_layer.text import WORD, stem, stem_pattern
 
 
-@dataclass(frozen=True)
-class QueryTerm:
+class QueryTerm(Frozen):
     """One search term of a query (``textindex.query_terms``)."""
 
     text: str  # as first spelled in the query
@@ -29,18 +28,20 @@ class QueryTerm:
     phrase: str  # the term as a quoted FTS5 phrase
 
 
-@dataclass(frozen=True)
-class Query:
+class Query(Frozen):
     """A query as recall and the relevance floor use it. Made by ``parse_query``;
     two queries are equal when their text is (everything else derives from it)."""
 
+    # Everything but the text derives from it: not compared.
+    _not_compared = frozenset({"terms", "intents", "boosts", "word_spans"})
+
     text: str  # stripped
-    terms: tuple[QueryTerm, ...] = field(compare=False)
-    intents: dict[str, str] = field(compare=False)  # intent -> the cue that triggered it
-    boosts: dict[str, str] = field(compare=False)  # category -> why the intents boost it
+    terms: tuple[QueryTerm, ...]
+    intents: dict[str, str]  # intent -> the cue that triggered it
+    boosts: dict[str, str]  # category -> why the intents boost it
     # (start, end) of every word of ``text``, stopwords included: lets ``without`` drop
     # words from the text without splitting it again.
-    word_spans: tuple[tuple[int, int], ...] = field(compare=False)
+    word_spans: tuple[tuple[int, int], ...]
 
     def without(self, left_out: set[str] | frozenset[str]) -> str:
         """The text minus the words whose lower-cased form is in ``left_out``, spaces

@@ -157,3 +157,30 @@ def quality(memory: Memory, config: dict[str, Any], now: datetime) -> float:
 def rank(items: list[Scored]) -> list[Scored]:
     """Best first; ties broken by similarity, then id, so order is deterministic."""
     return sorted(items, key=lambda s: (-round(s.score, 12), -s.scores["similarity"], s.memory.id))
+
+
+def rank_in_bands(items: list[Scored], band: float) -> list[Scored]:
+    """Relevance first, priority second: results whose similarity lies within ``band``
+    of the best remaining similarity form a band and are ordered among themselves by
+    the blended score (outcome, recency, frequency, confidence and the intent boost);
+    the next band starts at the best similarity left below it.
+
+    So boosts and priors reorder results of comparable relevance, and never lift a
+    weak match over a strong one: the blend multiplies the whole score by the boost and
+    gives every memory ~0.35 with no match at all, which put an exact answer (similarity
+    1.0) fifth behind a ×1.4 gotcha at 0.65. ``band`` ≥ 1 is the plain blend order.
+    Each result's ``explain`` says which band it is in and where that band starts.
+    """
+    pending = sorted(items, key=lambda s: (-s.scores["similarity"], s.memory.id))
+    out: list[Scored] = []
+    number = 0
+    while pending:
+        number += 1
+        top = pending[0].scores["similarity"]
+        cut = top - band
+        members = [s for s in pending if s.scores["similarity"] >= cut]
+        pending = [s for s in pending if s.scores["similarity"] < cut]
+        for item in members:
+            item.explain["band"] = {"number": number, "from_similarity": round(top, 6)}
+        out.extend(rank(members))
+    return out

@@ -11,8 +11,7 @@ On the hook path: nothing heavy is imported here.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from memory_layer.frozen import Frozen
 from memory_layer.storage.conn import Conn, raw
 
 # typing costs ~3 ms to import and is needed here only by type checkers (annotations
@@ -23,8 +22,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 
-@dataclass(frozen=True)
-class Session:
+class Session(Frozen):
     session_id: str
     project: str | None
     cwd: str | None
@@ -36,8 +34,7 @@ class Session:
     pending: bool
 
 
-@dataclass(frozen=True)
-class SessionEvent:
+class SessionEvent(Frozen):
     """One row of ``session_events``; ``ok`` is None when the event has no result."""
 
     id: int

@@ -11,8 +11,7 @@ On the hook path: nothing heavy is imported here.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from memory_layer.frozen import Frozen
 from memory_layer.storage.conn import Conn, raw
 from memory_layer.storage.sessions import context_since
 
@@ -23,8 +22,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
 
 
-@dataclass(frozen=True)
-class Surfacing:
+class Surfacing(Frozen):
     """One memory shown to an agent: its rank among the results shown together, the
     score it was ranked by, and how it was shown (injected, session_start, recalled,
     mcp_search)."""
@@ -39,8 +37,7 @@ class Surfacing:
     at: str
 
 
-@dataclass(frozen=True)
-class FirstSurfacing:
+class FirstSurfacing(Frozen):
     """When a memory was first shown in one session (the candidates of outcome credit)."""
 
     memory_id: str
@@ -49,8 +46,7 @@ class FirstSurfacing:
     kind: str
 
 
-@dataclass(frozen=True)
-class UsageRow:
+class UsageRow(Frozen):
     """One line of a memory's usage history, for the dashboard."""
 
     at: str

@@ -1,0 +1,74 @@
+"""Frozen record types for the hook path, without ``dataclasses``.
+
+A frozen dataclass is the shape we want for rows and parsed values, but each one
+costs its module about a millisecond to define (``dataclasses`` writes and ``exec``s
+its methods, and importing it loads ``inspect``), and the hook path defines several:
+measured, they added ~10 ms CPU to every hook process that answers without the
+engine. ``Frozen`` gives the same contract for the few that hook processes load:
+fields are the class's annotated names in order (base class first), a class
+attribute is the default, instances cannot be assigned to, and equality, hashing
+and ``repr`` go by the fields (minus ``_not_compared``).
+"""
+
+from __future__ import annotations
+
+# typing costs ~3 ms to import and is needed here only by type checkers.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, ClassVar
+
+
+class Frozen:
+    _fields: ClassVar[tuple[str, ...]] = ()
+    _not_compared: ClassVar[frozenset[str]] = frozenset()
+    # Fields whose default is a fresh value per instance (a dict): name -> factory.
+    _factories: ClassVar[dict[str, Any]] = {}
+
+    def __init_subclass__(cls) -> None:
+        super().__init_subclass__()
+        own = cls.__dict__.get("__annotations__", {})
+        cls._fields = cls._fields + tuple(
+            name for name, kind in own.items() if not name.startswith("_") and "ClassVar" not in kind
+        )
+
+    def __init__(self, *args: Any, **values: Any) -> None:
+        kind = type(self)
+        if len(args) > len(self._fields):
+            raise TypeError(f"{kind.__name__}() takes {len(self._fields)} fields, got {len(args)}")
+        values.update(zip(self._fields, args, strict=False))
+        for key in self._fields:
+            if key in values:
+                value = values.pop(key)
+            elif key in self._factories:
+                value = self._factories[key]()
+            elif hasattr(kind, key):
+                value = getattr(kind, key)
+            else:
+                raise TypeError(f"{kind.__name__}() missing required argument {key!r}")
+            object.__setattr__(self, key, value)
+        if values:
+            raise TypeError(f"{kind.__name__}() got unexpected arguments {sorted(values)}")
+
+    def __setattr__(self, key: str, value: Any) -> None:
+        raise AttributeError(f"{type(self).__name__} is frozen: cannot assign {key!r}")
+
+    def __delattr__(self, key: str) -> None:
+        raise AttributeError(f"{type(self).__name__} is frozen: cannot delete {key!r}")
+
+    def _key(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, f) for f in self._fields if f not in self._not_compared)
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return self._key() == other._key()  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, self._key()))
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{f}={getattr(self, f)!r}" for f in self._fields)
+        return f"{type(self).__name__}({shown})"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {f: getattr(self, f) for f in self._fields}

@@ -1,0 +1,44 @@
+"""The light frozen-record base used on the hook path instead of dataclasses."""
+
+from __future__ import annotations
+
+import pytest
+
+from memory_layer.frozen import Frozen
+
+
+class Point(Frozen):
+    x: int
+    y: int = 0
+    label: str = ""
+    _not_compared = frozenset({"label"})
+
+
+class Point3(Point):
+    z: int = 0
+
+
+def test_fields_defaults_and_positional() -> None:
+    assert Point(1) == Point(x=1, y=0)
+    assert Point(1, 2).y == 2 and Point3(1, 2, "a", 3).z == 3
+    assert Point3._fields == ("x", "y", "label", "z")
+
+
+def test_frozen_and_refuses_bad_arguments() -> None:
+    p = Point(1)
+    with pytest.raises(AttributeError, match="frozen"):
+        p.x = 2  # type: ignore[misc]
+    with pytest.raises(TypeError, match="missing required argument 'x'"):
+        Point()
+    with pytest.raises(TypeError, match="unexpected arguments"):
+        Point(1, w=2)
+    with pytest.raises(TypeError, match="takes 3 fields"):
+        Point(1, 2, "a", 4)
+
+
+def test_equality_hash_and_repr_go_by_the_compared_fields() -> None:
+    assert Point(1, label="a") == Point(1, label="b")
+    assert hash(Point(1, label="a")) == hash(Point(1, label="b"))
+    assert Point(1) != Point(2) and Point(1) != Point3(1)
+    assert repr(Point(1, 2)) == "Point(x=1, y=2, label='')"
+    assert Point(1, 2).as_dict() == {"x": 1, "y": 2, "label": ""}
