@@ -18,7 +18,8 @@ from memory_layer.errors import InvalidInput
 from memory_layer.models import Memory, check_category, utcnow
 from memory_layer.retrieval.query import Query, QueryTerm, as_query
 from memory_layer.retrieval.scoring import Scored, blend, clamp, fuse, rank
-from memory_layer.storage.conn import Conn, raw
+from memory_layer.storage import fts
+from memory_layer.storage.conn import Conn, db_path
 from memory_layer.storage.records import memories_by_rowid
 from memory_layer.text import STEM_WORDS
 
@@ -54,34 +55,18 @@ class Scope:
             projects += (None,)
         return cls(projects=projects, category=category)
 
+    def filters(self) -> dict[str, Any]:
+        """The scope as the plain values storage filters memories by (``storage.fts``)."""
+        return {
+            "projects": self.projects,
+            "statuses": self.statuses,
+            "category": self.category,
+            "scenes": self.scenes,
+        }
+
 
 def vector_similarity(cosine: float) -> float:
     return clamp((cosine - COSINE_FLOOR) / (COSINE_CEIL - COSINE_FLOOR))
-
-
-def _scope_sql(scope: Scope) -> tuple[str, list[Any]]:
-    clauses: list[str] = []
-    args: list[Any] = []
-    if scope.statuses:
-        clauses.append("m.status IN (" + ", ".join("?" for _ in scope.statuses) + ")")
-        args.extend(scope.statuses)
-    if scope.projects is not None:
-        named = [p for p in scope.projects if p is not None]
-        parts = []
-        if named:
-            parts.append("m.project IN (" + ", ".join("?" for _ in named) + ")")
-            args.extend(named)
-        if None in scope.projects:
-            parts.append("m.project IS NULL")
-        clauses.append("(" + (" OR ".join(parts) or "0") + ")")
-    if scope.category:
-        clauses.append("m.category = ?")
-        args.append(scope.category)
-    if scope.scenes is not None:
-        marks = ", ".join("?" for _ in scope.scenes)
-        clauses.append("(m.scene IS NULL" + (f" OR m.scene IN ({marks})" if marks else "") + ")")
-        args.extend(scope.scenes)
-    return (" AND ".join(clauses) or "1"), args
 
 
 @dataclass(frozen=True)
@@ -103,36 +88,25 @@ class Term:
 _df_cache: dict[tuple[str, str], tuple[int, int]] = {}
 
 
-def _document_frequency(
-    conn: sqlite3.Connection, path: str, term: QueryTerm, total: int
-) -> int:
+def _document_frequency(db: Conn, path: str, term: QueryTerm, total: int) -> int:
     key = (path, term.text)
     cached = _df_cache.get(key)
     if cached is not None and abs(cached[0] - total) <= 0.05 * max(total, 1):
         return cached[1]
-    df = int(
-        conn.execute(
-            "SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?", [term.phrase]
-        ).fetchone()[0]
-    )
+    df = fts.document_frequency(db, term.phrase)
     if len(_df_cache) > 50_000:
         _df_cache.clear()
     _df_cache[key] = (total, df)
     return df
 
 
-def _db_path(conn: sqlite3.Connection) -> str:
-    return str(conn.execute("PRAGMA database_list").fetchone()[2])
-
-
 def query_term_weights(db: Conn, query: str | Query) -> list[Term]:
     """Each query term with its pattern (the stem rule, memory_layer.text) and its IDF."""
-    conn = raw(db)
-    path = _db_path(conn)
-    total = _collection_size(conn)
+    path = db_path(db)
+    total = fts.collection_size(db)
     terms: list[Term] = []
     for term in as_query(query).terms:
-        df = _document_frequency(conn, path, term, total)
+        df = _document_frequency(db, path, term, total)
         idf = math.log((total - df + 0.5) / (df + 0.5) + 1.0)
         share = df / total if total else 0.0
         terms.append(Term(term.text, term.pattern, idf, share, term.stem, term.phrase))
@@ -153,10 +127,6 @@ def coverage(terms: list[Term], text: str) -> float:
 # exist: their IDF adds almost nothing to BM25, but OR-ing them makes FTS5 score most of
 # the table (49 ms instead of a few at 100k memories). Coverage still counts them.
 COMMON_TERM_SHARE = 0.05
-
-
-def _collection_size(db: Conn) -> int:
-    return int(raw(db).execute("SELECT max(rowid) FROM memories").fetchone()[0] or 0)
 
 
 # How many of the searched memories are read to measure which query words are common
@@ -186,25 +156,19 @@ class ScopeSample:
 _sample_cache: dict[tuple[str, str], tuple[int, ScopeSample]] = {}
 
 
-def _scope_sample(conn: sqlite3.Connection, scope: Scope) -> ScopeSample:
-    """Up to SHARE_SAMPLE memories in scope: all of them in a small scope, else a fixed
-    pseudo-random spread (hash of the rowid), so the same data always gives the same
-    sample. A warm process reuses it until the collection grows or shrinks by 5%."""
-    key = (_db_path(conn), repr(scope))
-    total = _collection_size(conn)
+def _scope_sample(db: Conn, scope: Scope) -> ScopeSample:
+    """Up to SHARE_SAMPLE memories in scope (``fts.sample_texts``: always the same ones
+    for the same data). A warm process reuses it until the collection grows or shrinks
+    by 5%."""
+    key = (db_path(db), repr(scope))
+    total = fts.collection_size(db)
     cached = _sample_cache.get(key)
     if cached is not None and abs(cached[0] - total) <= 0.05 * max(total, 1):
         return cached[1]
-    where, args = _scope_sql(scope)
-    rows = conn.execute(
-        "SELECT text FROM memories WHERE rowid IN (SELECT m.rowid FROM memories m WHERE "
-        + where
-        + " ORDER BY (m.rowid * 2654435761) % 4294967296 LIMIT ?)",
-        [*args, SHARE_SAMPLE],
-    ).fetchall()
+    rows = fts.sample_texts(db, SHARE_SAMPLE, **scope.filters())
     holders: dict[str, set[int]] = {}
-    for i, (text,) in enumerate(rows):
-        for word in set(STEM_WORDS.findall(str(text).lower())):
+    for i, text in enumerate(rows):
+        for word in set(STEM_WORDS.findall(text.lower())):
             holders.setdefault(word, set()).add(i)
     words = sorted(holders)
     sample = ScopeSample(len(rows), tuple(words), tuple(frozenset(holders[w]) for w in words))
@@ -231,7 +195,7 @@ def vector_query(
     words = [t for t in terms if t.text.isascii()]
     if common_share >= 1.0 or not words:
         return query.text, []
-    sample = _scope_sample(raw(db), scope)
+    sample = _scope_sample(db, scope)
     if sample.size < SHARE_MIN_SCOPE:
         return query.text, []
     limit = common_share * sample.size
@@ -254,34 +218,19 @@ def keyword_candidates(
     (``terms``: query_term_weights of the query, when the caller has them already)."""
     if terms is None:
         terms = query_term_weights(db, query)
-    total = _collection_size(db)
+    total = fts.collection_size(db)
     present = [t for t in terms if t.share > 0]  # a term no memory contains matches nothing
     rare = [t for t in present if t.share <= COMMON_TERM_SHARE]
     chosen = rare if rare and len(present) > len(rare) and total >= 2000 else present
     parts = [t.phrase for t in chosen]
     if not parts:
         return {}
-    where, args = _scope_sql(scope)
-
-    def search(match: str) -> dict[int, float]:
-        rows = (
-            raw(db)
-            .execute(
-                "SELECT f.rowid, -bm25(memories_fts) AS score FROM memories_fts f "
-                "JOIN memories m ON m.rowid = f.rowid WHERE memories_fts MATCH ? AND "
-                + where
-                + " ORDER BY bm25(memories_fts) LIMIT ?",
-                [match, *args, limit],
-            )
-            .fetchall()
-        )
-        return {int(rowid): float(score) for rowid, score in rows}
-
+    filters = scope.filters()
     if len(parts) > 1 and sum(t.share for t in chosen) * total > OR_ROWS_BUDGET:
-        every_term = search(" AND ".join(parts))
+        every_term = fts.bm25_matches(db, " AND ".join(parts), limit, **filters)
         if len(every_term) >= limit:
             return every_term
-    return search(" OR ".join(parts))
+    return fts.bm25_matches(db, " OR ".join(parts), limit, **filters)
 
 
 def _searchable(memory: Memory) -> str:
