@@ -256,44 +256,97 @@ def recall(
     parsed query too (the hook's relevance floor) parses it once and passes the Query.
     """
     query = as_query(query)
+    _check_request(query, limit, scope)
+    now = now or utcnow()
+    settings = config["retrieval"]
+    pool = max(int(settings["candidates"]), limit * 3)
+    terms, keyword = _keyword_evidence(db, query, scope, pool)
+    vectors = None  # keyword-only
+    if embedder is not None:
+        vectors = _vector_evidence(db, query, terms, scope, pool, embedder, settings, keyword)
+    scored = _score_candidates(
+        db, query, terms, keyword, vectors, scope=scope, config=config, now=now, visible=visible
+    )
+    return _rank_strong_first(scored, float(settings["relative_floor"]))[:limit]
+
+
+def _check_request(query: Query, limit: int, scope: Scope) -> None:
     if not query.text:
         raise InvalidInput("The query is empty. Give some words to search for.")
     if limit < 1:
         raise InvalidInput("--limit must be at least 1.")
     if scope.category:
         check_category(scope.category)
-    now = now or utcnow()
-    settings = config["retrieval"]
-    pool = max(int(settings["candidates"]), limit * 3)
 
+
+def _keyword_evidence(
+    db: Conn, query: Query, scope: Scope, pool: int
+) -> tuple[list[Term], dict[int, float]]:
+    """The query's weighted terms and its BM25 candidates (rowid -> relevance)."""
     try:
         terms = query_term_weights(db, query)
-        keyword = keyword_candidates(db, query, scope, pool, terms)
-    except sqlite3.OperationalError as exc:
+        return terms, keyword_candidates(db, query, scope, pool, terms)
+    except sqlite3.OperationalError as exc:  # FTS5 refusing the MATCH expression
         raise InvalidInput(f"Cannot search for {query.text!r}: {exc}") from None
+
+
+@dataclass(frozen=True)
+class VectorEvidence:
+    """What the embedding side of one recall found."""
+
+    cosines: dict[int, float]  # rowid -> cosine with the embedded query
+    model_id: str  # the embedder's: a memory's vector counts only if it is this model's
+    left_out: list[str]  # words left out of the embedded query (vector_query)
+
+
+def _vector_evidence(
+    db: Conn,
+    query: Query,
+    terms: list[Term],
+    scope: Scope,
+    pool: int,
+    embedder: Any,
+    settings: dict[str, Any],
+    keyword: dict[int, float],
+) -> VectorEvidence:
+    """The ``pool`` nearest memories in scope, plus the cosine of every keyword candidate
+    the nearest left out (a memory may match on both counts, ranked far apart)."""
+    from memory_layer.retrieval.vectors import vector_index
+
+    index = vector_index(db, embedder.model_id, getattr(embedder, "dim", None))
+    embedded, dropped = vector_query(
+        db, query, terms, scope, float(settings["vector_common_share"])
+    )
+    qvec = embedder.embed([embedded])[0]
+    projects = list(scope.projects) if scope.projects is not None else None
+    cosines = dict(
+        index.search(qvec, projects=projects, limit=pool, active_only=scope.statuses == ("active",))
+    )
+    missing = [r for r in keyword if r not in cosines]
+    cosines.update(index.cosine(qvec, missing))
+    return VectorEvidence(cosines, embedder.model_id, dropped)
+
+
+def _score_candidates(
+    db: Conn,
+    query: Query,
+    terms: list[Term],
+    keyword: dict[int, float],
+    vectors: VectorEvidence | None,
+    *,
+    scope: Scope,
+    config: dict[str, Any],
+    now: datetime,
+    visible: Callable[[Memory], bool] | None,
+) -> list[Scored]:
+    """Every candidate in scope and visible, with its fused similarity blended with the
+    memory's own signals (scoring.blend) and an explain dict of the evidence."""
+    settings = config["retrieval"]
+    cosines = vectors.cosines if vectors is not None else {}
+    model_id = vectors.model_id if vectors is not None else None
+    left_out = vectors.left_out if vectors is not None else []
+    mode = "keyword-only" if vectors is None else "hybrid"
     best_bm25 = max(keyword.values(), default=0.0)
-
-    cosines: dict[int, float] = {}
-    model_id = None
-    dropped: list[str] = []
-    if embedder is not None:
-        from memory_layer.retrieval.vectors import vector_index
-
-        index = vector_index(db, embedder.model_id, getattr(embedder, "dim", None))
-        model_id = embedder.model_id
-        embedded, dropped = vector_query(
-            db, query, terms, scope, float(settings["vector_common_share"])
-        )
-        qvec = embedder.embed([embedded])[0]
-        projects = list(scope.projects) if scope.projects is not None else None
-        cosines = dict(
-            index.search(
-                qvec, projects=projects, limit=pool, active_only=scope.statuses == ("active",)
-            )
-        )
-        missing = [r for r in keyword if r not in cosines]
-        cosines.update(index.cosine(qvec, missing))
-
     rowids = list(dict.fromkeys([*keyword, *cosines]))
     memories = memories_by_rowid(db, rowids)
     # One copy per recall: explain dicts go back to callers, the Query may be reused.
@@ -340,8 +393,8 @@ def recall(
             "bm25": round(keyword.get(rowid, 0.0), 6),
             "vector": None if vec is None else round(vec, 6),
             "cosine": None if not has_vector else round(cosines[rowid], 6),
-            "mode": "hybrid" if embedder is not None else "keyword-only",
-            "vector_query_left_out": dropped,
+            "mode": mode,
+            "vector_query_left_out": left_out,
             "intents": intents,
         }
         scored.append(
@@ -349,13 +402,19 @@ def recall(
                 memory, similarity, config=config, now=now, boosts_for_query=boosts, explain=explain
             )
         )
-    # Outcome, recency, frequency and confidence weigh 0.65 together, so without this a
-    # proven memory that merely shares a stem with the query outranks the one that answers
-    # it. Memories below ``relative_floor`` of the best similarity rank after the others.
+    return scored
+
+
+def _rank_strong_first(scored: list[Scored], relative_floor: float) -> list[Scored]:
+    """Ranked, memories below ``relative_floor`` of the best similarity after the others.
+
+    Outcome, recency, frequency and confidence weigh 0.65 together, so without this a
+    proven memory that merely shares a stem with the query outranks the one that answers
+    it."""
     best_similarity = max((s.scores["similarity"] for s in scored), default=0.0)
-    floor = float(settings["relative_floor"]) * best_similarity
+    floor = relative_floor * best_similarity
     strong = [s for s in scored if s.scores["similarity"] >= floor]
     weak = [s for s in scored if s.scores["similarity"] < floor]
     for item in weak:
         item.explain["below_relative_floor"] = round(floor, 6)
-    return (rank(strong) + rank(weak))[:limit]
+    return rank(strong) + rank(weak)
