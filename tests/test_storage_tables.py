@@ -17,7 +17,8 @@ from memory_layer.storage.memory_lists import Filters
 T0, T1, T2, T3 = (f"2025-01-01T00:00:0{n}+00:00" for n in range(4))
 
 
-def add(db: sqlite3.Connection, memory_id: str, text: str, **fields: object) -> None:
+def add(db: sqlite3.Connection, memory_id: str, text: str, **fields: object) -> int:
+    """Insert a memory through records (its FTS row and log entry too); its rowid."""
     values: dict[str, object] = {
         "id": memory_id,
         "text": text,
@@ -27,7 +28,7 @@ def add(db: sqlite3.Connection, memory_id: str, text: str, **fields: object) -> 
         "created_at": T0,
         "updated_at": T0,
     }
-    records.insert_memory(db, values | fields, actor="test")
+    return records.insert_memory(db, values | fields, actor="test").rowid
 
 
 def ids(memories: list) -> list[str]:

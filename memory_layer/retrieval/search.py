@@ -18,7 +18,8 @@ from memory_layer.errors import InvalidInput
 from memory_layer.models import Memory, check_category, utcnow
 from memory_layer.retrieval.query import Query, QueryTerm, as_query
 from memory_layer.retrieval.scoring import Scored, blend, clamp, fuse, rank
-from memory_layer.storage.conn import Conn, raw
+from memory_layer.storage import fts
+from memory_layer.storage.conn import Conn, db_path
 from memory_layer.storage.records import memories_by_rowid
 from memory_layer.text import STEM_WORDS
 
@@ -54,34 +55,18 @@ class Scope:
             projects += (None,)
         return cls(projects=projects, category=category)
 
+    def filters(self) -> dict[str, Any]:
+        """The scope as the plain values storage filters memories by (``storage.fts``)."""
+        return {
+            "projects": self.projects,
+            "statuses": self.statuses,
+            "category": self.category,
+            "scenes": self.scenes,
+        }
+
 
 def vector_similarity(cosine: float) -> float:
     return clamp((cosine - COSINE_FLOOR) / (COSINE_CEIL - COSINE_FLOOR))
-
-
-def _scope_sql(scope: Scope) -> tuple[str, list[Any]]:
-    clauses: list[str] = []
-    args: list[Any] = []
-    if scope.statuses:
-        clauses.append("m.status IN (" + ", ".join("?" for _ in scope.statuses) + ")")
-        args.extend(scope.statuses)
-    if scope.projects is not None:
-        named = [p for p in scope.projects if p is not None]
-        parts = []
-        if named:
-            parts.append("m.project IN (" + ", ".join("?" for _ in named) + ")")
-            args.extend(named)
-        if None in scope.projects:
-            parts.append("m.project IS NULL")
-        clauses.append("(" + (" OR ".join(parts) or "0") + ")")
-    if scope.category:
-        clauses.append("m.category = ?")
-        args.append(scope.category)
-    if scope.scenes is not None:
-        marks = ", ".join("?" for _ in scope.scenes)
-        clauses.append("(m.scene IS NULL" + (f" OR m.scene IN ({marks})" if marks else "") + ")")
-        args.extend(scope.scenes)
-    return (" AND ".join(clauses) or "1"), args
 
 
 @dataclass(frozen=True)
@@ -103,36 +88,25 @@ class Term:
 _df_cache: dict[tuple[str, str], tuple[int, int]] = {}
 
 
-def _document_frequency(
-    conn: sqlite3.Connection, path: str, term: QueryTerm, total: int
-) -> int:
+def _document_frequency(db: Conn, path: str, term: QueryTerm, total: int) -> int:
     key = (path, term.text)
     cached = _df_cache.get(key)
     if cached is not None and abs(cached[0] - total) <= 0.05 * max(total, 1):
         return cached[1]
-    df = int(
-        conn.execute(
-            "SELECT count(*) FROM memories_fts WHERE memories_fts MATCH ?", [term.phrase]
-        ).fetchone()[0]
-    )
+    df = fts.document_frequency(db, term.phrase)
     if len(_df_cache) > 50_000:
         _df_cache.clear()
     _df_cache[key] = (total, df)
     return df
 
 
-def _db_path(conn: sqlite3.Connection) -> str:
-    return str(conn.execute("PRAGMA database_list").fetchone()[2])
-
-
 def query_term_weights(db: Conn, query: str | Query) -> list[Term]:
     """Each query term with its pattern (the stem rule, memory_layer.text) and its IDF."""
-    conn = raw(db)
-    path = _db_path(conn)
-    total = _collection_size(conn)
+    path = db_path(db)
+    total = fts.collection_size(db)
     terms: list[Term] = []
     for term in as_query(query).terms:
-        df = _document_frequency(conn, path, term, total)
+        df = _document_frequency(db, path, term, total)
         idf = math.log((total - df + 0.5) / (df + 0.5) + 1.0)
         share = df / total if total else 0.0
         terms.append(Term(term.text, term.pattern, idf, share, term.stem, term.phrase))
@@ -153,10 +127,6 @@ def coverage(terms: list[Term], text: str) -> float:
 # exist: their IDF adds almost nothing to BM25, but OR-ing them makes FTS5 score most of
 # the table (49 ms instead of a few at 100k memories). Coverage still counts them.
 COMMON_TERM_SHARE = 0.05
-
-
-def _collection_size(db: Conn) -> int:
-    return int(raw(db).execute("SELECT max(rowid) FROM memories").fetchone()[0] or 0)
 
 
 # How many of the searched memories are read to measure which query words are common
@@ -186,25 +156,19 @@ class ScopeSample:
 _sample_cache: dict[tuple[str, str], tuple[int, ScopeSample]] = {}
 
 
-def _scope_sample(conn: sqlite3.Connection, scope: Scope) -> ScopeSample:
-    """Up to SHARE_SAMPLE memories in scope: all of them in a small scope, else a fixed
-    pseudo-random spread (hash of the rowid), so the same data always gives the same
-    sample. A warm process reuses it until the collection grows or shrinks by 5%."""
-    key = (_db_path(conn), repr(scope))
-    total = _collection_size(conn)
+def _scope_sample(db: Conn, scope: Scope) -> ScopeSample:
+    """Up to SHARE_SAMPLE memories in scope (``fts.sample_texts``: always the same ones
+    for the same data). A warm process reuses it until the collection grows or shrinks
+    by 5%."""
+    key = (db_path(db), repr(scope))
+    total = fts.collection_size(db)
     cached = _sample_cache.get(key)
     if cached is not None and abs(cached[0] - total) <= 0.05 * max(total, 1):
         return cached[1]
-    where, args = _scope_sql(scope)
-    rows = conn.execute(
-        "SELECT text FROM memories WHERE rowid IN (SELECT m.rowid FROM memories m WHERE "
-        + where
-        + " ORDER BY (m.rowid * 2654435761) % 4294967296 LIMIT ?)",
-        [*args, SHARE_SAMPLE],
-    ).fetchall()
+    rows = fts.sample_texts(db, SHARE_SAMPLE, **scope.filters())
     holders: dict[str, set[int]] = {}
-    for i, (text,) in enumerate(rows):
-        for word in set(STEM_WORDS.findall(str(text).lower())):
+    for i, text in enumerate(rows):
+        for word in set(STEM_WORDS.findall(text.lower())):
             holders.setdefault(word, set()).add(i)
     words = sorted(holders)
     sample = ScopeSample(len(rows), tuple(words), tuple(frozenset(holders[w]) for w in words))
@@ -231,7 +195,7 @@ def vector_query(
     words = [t for t in terms if t.text.isascii()]
     if common_share >= 1.0 or not words:
         return query.text, []
-    sample = _scope_sample(raw(db), scope)
+    sample = _scope_sample(db, scope)
     if sample.size < SHARE_MIN_SCOPE:
         return query.text, []
     limit = common_share * sample.size
@@ -254,34 +218,19 @@ def keyword_candidates(
     (``terms``: query_term_weights of the query, when the caller has them already)."""
     if terms is None:
         terms = query_term_weights(db, query)
-    total = _collection_size(db)
+    total = fts.collection_size(db)
     present = [t for t in terms if t.share > 0]  # a term no memory contains matches nothing
     rare = [t for t in present if t.share <= COMMON_TERM_SHARE]
     chosen = rare if rare and len(present) > len(rare) and total >= 2000 else present
     parts = [t.phrase for t in chosen]
     if not parts:
         return {}
-    where, args = _scope_sql(scope)
-
-    def search(match: str) -> dict[int, float]:
-        rows = (
-            raw(db)
-            .execute(
-                "SELECT f.rowid, -bm25(memories_fts) AS score FROM memories_fts f "
-                "JOIN memories m ON m.rowid = f.rowid WHERE memories_fts MATCH ? AND "
-                + where
-                + " ORDER BY bm25(memories_fts) LIMIT ?",
-                [match, *args, limit],
-            )
-            .fetchall()
-        )
-        return {int(rowid): float(score) for rowid, score in rows}
-
+    filters = scope.filters()
     if len(parts) > 1 and sum(t.share for t in chosen) * total > OR_ROWS_BUDGET:
-        every_term = search(" AND ".join(parts))
+        every_term = fts.bm25_matches(db, " AND ".join(parts), limit, **filters)
         if len(every_term) >= limit:
             return every_term
-    return search(" OR ".join(parts))
+    return fts.bm25_matches(db, " OR ".join(parts), limit, **filters)
 
 
 def _searchable(memory: Memory) -> str:
@@ -307,44 +256,97 @@ def recall(
     parsed query too (the hook's relevance floor) parses it once and passes the Query.
     """
     query = as_query(query)
+    _check_request(query, limit, scope)
+    now = now or utcnow()
+    settings = config["retrieval"]
+    pool = max(int(settings["candidates"]), limit * 3)
+    terms, keyword = _keyword_evidence(db, query, scope, pool)
+    vectors = None  # keyword-only
+    if embedder is not None:
+        vectors = _vector_evidence(db, query, terms, scope, pool, embedder, settings, keyword)
+    scored = _score_candidates(
+        db, query, terms, keyword, vectors, scope=scope, config=config, now=now, visible=visible
+    )
+    return _rank_strong_first(scored, float(settings["relative_floor"]))[:limit]
+
+
+def _check_request(query: Query, limit: int, scope: Scope) -> None:
     if not query.text:
         raise InvalidInput("The query is empty. Give some words to search for.")
     if limit < 1:
         raise InvalidInput("--limit must be at least 1.")
     if scope.category:
         check_category(scope.category)
-    now = now or utcnow()
-    settings = config["retrieval"]
-    pool = max(int(settings["candidates"]), limit * 3)
 
+
+def _keyword_evidence(
+    db: Conn, query: Query, scope: Scope, pool: int
+) -> tuple[list[Term], dict[int, float]]:
+    """The query's weighted terms and its BM25 candidates (rowid -> relevance)."""
     try:
         terms = query_term_weights(db, query)
-        keyword = keyword_candidates(db, query, scope, pool, terms)
-    except sqlite3.OperationalError as exc:
+        return terms, keyword_candidates(db, query, scope, pool, terms)
+    except sqlite3.OperationalError as exc:  # FTS5 refusing the MATCH expression
         raise InvalidInput(f"Cannot search for {query.text!r}: {exc}") from None
+
+
+@dataclass(frozen=True)
+class VectorEvidence:
+    """What the embedding side of one recall found."""
+
+    cosines: dict[int, float]  # rowid -> cosine with the embedded query
+    model_id: str  # the embedder's: a memory's vector counts only if it is this model's
+    left_out: list[str]  # words left out of the embedded query (vector_query)
+
+
+def _vector_evidence(
+    db: Conn,
+    query: Query,
+    terms: list[Term],
+    scope: Scope,
+    pool: int,
+    embedder: Any,
+    settings: dict[str, Any],
+    keyword: dict[int, float],
+) -> VectorEvidence:
+    """The ``pool`` nearest memories in scope, plus the cosine of every keyword candidate
+    the nearest left out (a memory may match on both counts, ranked far apart)."""
+    from memory_layer.retrieval.vectors import vector_index
+
+    index = vector_index(db, embedder.model_id, getattr(embedder, "dim", None))
+    embedded, dropped = vector_query(
+        db, query, terms, scope, float(settings["vector_common_share"])
+    )
+    qvec = embedder.embed([embedded])[0]
+    projects = list(scope.projects) if scope.projects is not None else None
+    cosines = dict(
+        index.search(qvec, projects=projects, limit=pool, active_only=scope.statuses == ("active",))
+    )
+    missing = [r for r in keyword if r not in cosines]
+    cosines.update(index.cosine(qvec, missing))
+    return VectorEvidence(cosines, embedder.model_id, dropped)
+
+
+def _score_candidates(
+    db: Conn,
+    query: Query,
+    terms: list[Term],
+    keyword: dict[int, float],
+    vectors: VectorEvidence | None,
+    *,
+    scope: Scope,
+    config: dict[str, Any],
+    now: datetime,
+    visible: Callable[[Memory], bool] | None,
+) -> list[Scored]:
+    """Every candidate in scope and visible, with its fused similarity blended with the
+    memory's own signals (scoring.blend) and an explain dict of the evidence."""
+    settings = config["retrieval"]
+    cosines = vectors.cosines if vectors is not None else {}
+    model_id = vectors.model_id if vectors is not None else None
+    left_out = vectors.left_out if vectors is not None else []
+    mode = "keyword-only" if vectors is None else "hybrid"
     best_bm25 = max(keyword.values(), default=0.0)
-
-    cosines: dict[int, float] = {}
-    model_id = None
-    dropped: list[str] = []
-    if embedder is not None:
-        from memory_layer.retrieval.vectors import vector_index
-
-        index = vector_index(db, embedder.model_id, getattr(embedder, "dim", None))
-        model_id = embedder.model_id
-        embedded, dropped = vector_query(
-            db, query, terms, scope, float(settings["vector_common_share"])
-        )
-        qvec = embedder.embed([embedded])[0]
-        projects = list(scope.projects) if scope.projects is not None else None
-        cosines = dict(
-            index.search(
-                qvec, projects=projects, limit=pool, active_only=scope.statuses == ("active",)
-            )
-        )
-        missing = [r for r in keyword if r not in cosines]
-        cosines.update(index.cosine(qvec, missing))
-
     rowids = list(dict.fromkeys([*keyword, *cosines]))
     memories = memories_by_rowid(db, rowids)
     # One copy per recall: explain dicts go back to callers, the Query may be reused.
@@ -391,8 +393,8 @@ def recall(
             "bm25": round(keyword.get(rowid, 0.0), 6),
             "vector": None if vec is None else round(vec, 6),
             "cosine": None if not has_vector else round(cosines[rowid], 6),
-            "mode": "hybrid" if embedder is not None else "keyword-only",
-            "vector_query_left_out": dropped,
+            "mode": mode,
+            "vector_query_left_out": left_out,
             "intents": intents,
         }
         scored.append(
@@ -400,13 +402,19 @@ def recall(
                 memory, similarity, config=config, now=now, boosts_for_query=boosts, explain=explain
             )
         )
-    # Outcome, recency, frequency and confidence weigh 0.65 together, so without this a
-    # proven memory that merely shares a stem with the query outranks the one that answers
-    # it. Memories below ``relative_floor`` of the best similarity rank after the others.
+    return scored
+
+
+def _rank_strong_first(scored: list[Scored], relative_floor: float) -> list[Scored]:
+    """Ranked, memories below ``relative_floor`` of the best similarity after the others.
+
+    Outcome, recency, frequency and confidence weigh 0.65 together, so without this a
+    proven memory that merely shares a stem with the query outranks the one that answers
+    it."""
     best_similarity = max((s.scores["similarity"] for s in scored), default=0.0)
-    floor = float(settings["relative_floor"]) * best_similarity
+    floor = relative_floor * best_similarity
     strong = [s for s in scored if s.scores["similarity"] >= floor]
     weak = [s for s in scored if s.scores["similarity"] < floor]
     for item in weak:
         item.explain["below_relative_floor"] = round(floor, 6)
-    return (rank(strong) + rank(weak))[:limit]
+    return rank(strong) + rank(weak)

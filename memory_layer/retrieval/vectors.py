@@ -8,10 +8,10 @@ warm process (the engine, the dashboard) keeps it and applies only the rows list
 
 from __future__ import annotations
 
-import sqlite3
 from typing import TYPE_CHECKING
 
-from memory_layer.storage.conn import Conn, raw
+from memory_layer.storage import embeddings
+from memory_layer.storage.conn import Conn, db_path
 
 if TYPE_CHECKING:
     import numpy as np
@@ -131,61 +131,39 @@ class VectorIndex:
 
 _cache: dict[tuple[str, str], VectorIndex] = {}
 
-_ROW_SQL = "SELECT rowid, embedding, embedding_model, project, status = 'active' FROM memories"
 
-
-def _full_load(conn: sqlite3.Connection, model_id: str, dim: int) -> VectorIndex:
+def _full_load(db: Conn, model_id: str, dim: int) -> VectorIndex:
     index = VectorIndex(model_id, dim)
-    index.last_change = int(
-        conn.execute("SELECT coalesce(max(id), 0) FROM memory_changes").fetchone()[0]
-    )
-    rows = conn.execute(
-        _ROW_SQL + " WHERE embedding IS NOT NULL AND embedding_model = ? ORDER BY rowid",
-        [model_id],
-    ).fetchall()
+    # Read before the rows: a change landing between the two is applied again next time.
+    index.last_change = embeddings.last_change(db)
+    rows = embeddings.vector_rows(db, model_id)
     index._reserve(len(rows))
     for rowid, blob, model, project, active in rows:
         index.put(rowid, blob, model, project, bool(active))
     return index
 
 
-def _stored_dim(conn: sqlite3.Connection, model_id: str) -> int:
-    row = conn.execute(
-        "SELECT length(embedding) FROM memories WHERE embedding_model = ? "
-        "AND embedding IS NOT NULL LIMIT 1",
-        [model_id],
-    ).fetchone()
-    return int(row[0]) // 4 if row else 0
+def _stored_dim(db: Conn, model_id: str) -> int:
+    return embeddings.stored_vector_bytes(db, model_id) // 4  # float32
 
 
 def vector_index(db: Conn, model_id: str, dim: int | None = None) -> VectorIndex:
     """The cached index for this database and model, brought up to date. ``dim`` is the
     model's dimension when known; otherwise it is read from a stored vector."""
-    conn = raw(db)
-    path = conn.execute("PRAGMA database_list").fetchone()[2]
-    key = (path, model_id)
+    key = (db_path(db), model_id)
     index = _cache.get(key)
     if index is None or (dim and index.dim != dim):
-        index = _cache[key] = _full_load(conn, model_id, dim or _stored_dim(conn, model_id))
+        index = _cache[key] = _full_load(db, model_id, dim or _stored_dim(db, model_id))
         return index
-    oldest = conn.execute("SELECT min(id) FROM memory_changes").fetchone()[0]
-    changed = conn.execute(
-        "SELECT DISTINCT memory_rowid, id FROM memory_changes WHERE id > ? ORDER BY id LIMIT ?",
-        [index.last_change, _INCREMENTAL_LIMIT + 1],
-    ).fetchall()
+    oldest, changed = embeddings.changes_since(db, index.last_change, _INCREMENTAL_LIMIT + 1)
     if not changed:
         return index
     gap = oldest is not None and oldest > index.last_change + 1
     if gap or len(changed) > _INCREMENTAL_LIMIT or index.dim == 0:
-        index = _cache[key] = _full_load(conn, model_id, dim or _stored_dim(conn, model_id))
+        index = _cache[key] = _full_load(db, model_id, dim or _stored_dim(db, model_id))
         return index
     rowids = list(dict.fromkeys(r[0] for r in changed))
-    found = {}
-    for start in range(0, len(rowids), 500):
-        chunk = rowids[start : start + 500]
-        marks = ", ".join("?" for _ in chunk)
-        for row in conn.execute(_ROW_SQL + " WHERE rowid IN (" + marks + ")", chunk):
-            found[row[0]] = row
+    found = embeddings.vector_rows_by_rowid(db, rowids)
     for rowid in rowids:
         row = found.get(rowid)
         if row is None:

@@ -25,6 +25,12 @@ def raw(db: Conn) -> sqlite3.Connection:
     return db if isinstance(db, sqlite3.Connection) else db.conn
 
 
+def db_path(db: Conn) -> str:
+    """The file of the connection's main database: what the warm-process caches of
+    retrieval are keyed by, and what an error about the store names."""
+    return str(raw(db).execute("PRAGMA database_list").fetchone()[2])
+
+
 def id_matches(db: Conn, table: str, item_id: str, prefix_limit: int) -> list[str]:
     """``[item_id]`` when ``table`` has a row with exactly that id, else up to
     ``prefix_limit`` ids there that start with it (none when 0).

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 
 from memory_layer.errors import InvalidInput, NotFound
 from memory_layer.models import Memory, iso, memory_from_row, utcnow
-from memory_layer.storage.conn import Conn, id_matches, raw
+from memory_layer.storage.conn import Conn, db_path, id_matches, raw
 
 # The operations log has its own module; these names are imported from here by the
 # doors (and were defined here before the split), so they stay importable here.
@@ -94,7 +94,7 @@ def _locking(conn: sqlite3.Connection, statement: str) -> None:
         if not is_locked(exc):
             raise
 
-        path = conn.execute("PRAGMA database_list").fetchone()[2]
+        path = db_path(conn)
         if conn.in_transaction:  # a COMMIT that could not finish: nothing half-written
             conn.execute("ROLLBACK")
         raise explain_error(exc, path) from None
