@@ -35,6 +35,7 @@ DOOR_MAY_IMPORT = (
     "memory_layer.config",
     "memory_layer.paths",
     "memory_layer.requests",
+    "memory_layer.frozen",
     "memory_layer.engine.client",
     "memory_layer.engine.lifecycle",
     "memory_layer",
