@@ -185,6 +185,7 @@ def main() -> None:
     parser.add_argument("--vector-weight", type=float)
     parser.add_argument("--common-share", type=float,
                         help="retrieval.vector_common_share (1 embeds the whole query)")
+    parser.add_argument("--band", type=float, help="retrieval.relevance_band")
     parser.add_argument("--locomo-only", action="store_true")
     parser.add_argument("--modes", default=",".join(MODES))
     parser.add_argument("--show-misses", action="store_true")
@@ -196,13 +197,16 @@ def main() -> None:
         cfg["retrieval"]["vector_weight"] = args.vector_weight
     if args.common_share is not None:
         cfg["retrieval"]["vector_common_share"] = args.common_share
+    if args.band is not None:
+        cfg["retrieval"]["relevance_band"] = args.band
     MODES = tuple(args.modes.split(","))
     embedder = get_embedder(cfg)
     if embedder is None:
         sys.exit("The embedding model did not load; run `memory-layer doctor`.")
     print(f"keyword_weight={cfg['retrieval']['keyword_weight']} "
           f"vector_weight={cfg['retrieval']['vector_weight']} "
-          f"vector_common_share={cfg['retrieval']['vector_common_share']}")
+          f"vector_common_share={cfg['retrieval']['vector_common_share']} "
+          f"relevance_band={cfg['retrieval']['relevance_band']}")
     if args.locomo_only:
         for mode, s in locomo_benchmark(cfg, embedder).items():
             print(f"{mode:<8} questions {s['questions']}  R@10 {s['R@10']:.3f}")

@@ -61,6 +61,10 @@ DEFAULTS: dict[str, Any] = {
         "min_similarity": 0.02,
         # Results with less than this share of the best result's similarity rank after the rest.
         "relative_floor": 0.3,
+        # Relevance first: results within this much similarity of the best remaining one
+        # form a band, ordered by the full blend (priors, boosts); bands rank in order of
+        # similarity (scoring.rank_in_bands). 1 or more: the plain blend order.
+        "relevance_band": 0.1,
         # Query words found in more than this share of the searched memories are left out
         # of the query's embedding (they still count for keywords); 1 keeps every word.
         "vector_common_share": 0.2,

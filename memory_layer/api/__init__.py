@@ -79,6 +79,7 @@ _HOMES = {
     "usage_history": "memory_layer.storage.usage",
     "Scope": "memory_layer.retrieval.search",
     "above_floor": "memory_layer.retrieval.relevance",
+    "within_project": "memory_layer.retrieval.query",
     "quality": "memory_layer.retrieval.scoring",
     "session_start_pool": "memory_layer.storage.memory_lists",
     "require_text": "memory_layer.memories",

@@ -149,16 +149,11 @@ def recall(
             shown,
             kind=surfaced_as,
             session_id=session_id,
-            project=_single_project(scope),
+            project=scope.single_project(),
             query=text,
             now=now,
         )
     return results
-
-
-def _single_project(scope: Scope) -> str | None:
-    named = [p for p in (scope.projects or ()) if p is not None]
-    return named[0] if len(named) == 1 else None
 
 
 def record_surfacing(

@@ -37,13 +37,21 @@ def _explain_lines(record: dict[str, Any]) -> list[str]:
     e = record["explain"]
     vector = "n/a" if e["vector"] is None else f"{e['vector']:.3f}"
     weighted = " + ".join(f"{k} {v:.3f}" for k, v in e["weighted"].items())
-    return [
+    band = e.get("band")
+    ordered = (
+        f"   relevance band {band['number']} (similarity within the band of "
+        f"{band['from_similarity']:.3f}): ranked by score inside it, bands by similarity"
+        if band
+        else None
+    )
+    lines = [
         f"   similarity {s['similarity']:.3f} (keyword {e['keyword']:.3f}, vector {vector}) "
         f"· outcome {s['outcome']:.3f} · recency {s['recency']:.3f} (age {e['age_days']:.1f}d) "
         f"· frequency {s['frequency']:.3f} · confidence {s['confidence']:.3f}",
         f"   = ({weighted}) = {e['base']:.3f} × boost {s['boost']:.2f} "
         f"[{e['boost_reason']}] = {record['score']:.3f}",
     ]
+    return [*lines, ordered] if ordered else lines
 
 
 def recall_lines(

@@ -254,8 +254,9 @@ def plan_prompt(
 ) -> Plan:
     if limit <= 0 or not query:
         return Plan("", query=query)
-    # Parsed once: recall and the relevance floor below both use this Query.
-    parsed = api.parse_query(query)
+    # Parsed once: recall and the relevance floor below both use this Query, asked as
+    # within the project (its own name is no evidence there).
+    parsed = api.within_project(api.parse_query(query), project)
     if not parsed.terms and embedder is None:
         return Plan("", query=query)
     gate = Gate(config)

@@ -16,8 +16,8 @@ from datetime import datetime
 
 from memory_layer.errors import InvalidInput
 from memory_layer.models import Memory, check_category, utcnow
-from memory_layer.retrieval.query import Query, QueryTerm, as_query
-from memory_layer.retrieval.scoring import Scored, blend, clamp, fuse, rank
+from memory_layer.retrieval.query import Query, QueryTerm, as_query, within_project
+from memory_layer.retrieval.scoring import Scored, blend, clamp, fuse, rank_in_bands
 from memory_layer.storage import fts
 from memory_layer.storage.conn import Conn, db_path
 from memory_layer.storage.records import memories_by_rowid
@@ -54,6 +54,11 @@ class Scope:
         if include_global:
             projects += (None,)
         return cls(projects=projects, category=category)
+
+    def single_project(self) -> str | None:
+        """The one named project searched (global memories may come along), else None."""
+        named = [p for p in (self.projects or ()) if p is not None]
+        return named[0] if len(named) == 1 else None
 
     def filters(self) -> dict[str, Any]:
         """The scope as the plain values storage filters memories by (``storage.fts``)."""
@@ -255,7 +260,7 @@ def recall(
     A string is parsed here (retrieval/query.parse_query); a caller that needs the
     parsed query too (the hook's relevance floor) parses it once and passes the Query.
     """
-    query = as_query(query)
+    query = within_project(as_query(query), scope.single_project())
     _check_request(query, limit, scope)
     now = now or utcnow()
     settings = config["retrieval"]
@@ -267,7 +272,10 @@ def recall(
     scored = _score_candidates(
         db, query, terms, keyword, vectors, scope=scope, config=config, now=now, visible=visible
     )
-    return _rank_strong_first(scored, float(settings["relative_floor"]))[:limit]
+    ranked = _rank_strong_first(
+        scored, float(settings["relative_floor"]), float(settings["relevance_band"])
+    )
+    return ranked[:limit]
 
 
 def _check_request(query: Query, limit: int, scope: Scope) -> None:
@@ -405,8 +413,11 @@ def _score_candidates(
     return scored
 
 
-def _rank_strong_first(scored: list[Scored], relative_floor: float) -> list[Scored]:
-    """Ranked, memories below ``relative_floor`` of the best similarity after the others.
+def _rank_strong_first(
+    scored: list[Scored], relative_floor: float, band: float
+) -> list[Scored]:
+    """Ranked in relevance bands (``scoring.rank_in_bands``), memories below
+    ``relative_floor`` of the best similarity after the others.
 
     Outcome, recency, frequency and confidence weigh 0.65 together, so without this a
     proven memory that merely shares a stem with the query outranks the one that answers
@@ -417,4 +428,4 @@ def _rank_strong_first(scored: list[Scored], relative_floor: float) -> list[Scor
     weak = [s for s in scored if s.scores["similarity"] < floor]
     for item in weak:
         item.explain["below_relative_floor"] = round(floor, 6)
-    return rank(strong) + rank(weak)
+    return rank_in_bands(strong, band) + rank_in_bands(weak, band)
