@@ -15,13 +15,12 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from memory_layer.embedders import BUNDLED_SHA256, MINILM_ID, USE_ID, FastEmbedder, resolve
+from memory_layer.embedders import MINILM_ID, USE_ID, resolve
 
 if TYPE_CHECKING:
     import numpy as np
 
 DEFAULT_MODEL = MINILM_ID
-__all__ = ["BUNDLED_SHA256", "DEFAULT_MODEL", "FastEmbedder"]
 
 
 class Embedder(Protocol):
@@ -75,8 +74,11 @@ _active: dict[str, Any] = {}
 
 
 def _settings_key(config: dict[str, Any]) -> tuple[Any, ...]:
+    """What names the model. Not ``threads``: the engine loads with its own count
+    (engine.embed_threads) and must not reload when a status call passes the plain
+    config."""
     settings = config["embedding"]
-    return (settings["enabled"], settings["model"], settings["model_path"], settings["threads"])
+    return (settings["enabled"], settings["model"], settings["model_path"])
 
 
 def use_embedder(embedder: Embedder | None, reason: str = "set by caller") -> None:

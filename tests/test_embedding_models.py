@@ -160,7 +160,7 @@ def test_index_shows_a_progress_bar_counting_memories_on_a_terminal(monkeypatch)
     assert list(_batch_progress("Indexing")(range(0, 10, BATCH))) == [0]
 
 
-def test_the_warm_engine_loads_the_model_config_yaml_names_now(user_home, monkeypatch) -> None:
+def test_the_warm_engine_loads_the_model_config_yaml_names_now(db, user_home, monkeypatch):
     from memory_layer.engine.server import Engine, engine_model_config
 
     loaded: list[str] = []
@@ -180,11 +180,16 @@ def test_the_warm_engine_loads_the_model_config_yaml_names_now(user_home, monkey
         assert loaded == ["minilm"]  # unchanged settings: nothing reloaded
         user_home.mkdir(parents=True, exist_ok=True)
         (user_home / "config.yaml").write_text("embedding:\n  model: use-multilingual\n")
+        _store(db, 3)  # embedded by the model used so far
         engine.current_config()
         assert engine.embedder.model_id == OtherFake.model_id
         assert engine.status()["embedder"] == OtherFake.model_id
         engine.current_config()
         assert loaded == ["minilm", "use-multilingual"]
+        # When idle, the worker re-embeds what the previous model embedded.
+        assert engine.needs_backfill
+        engine.backfill()
+        assert engine.backfilled == 3 and other_model_count(db, OtherFake.model_id) == 0
     finally:
         engine.query_conn.close()
         engine.worker_conn.close()

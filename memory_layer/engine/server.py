@@ -104,6 +104,7 @@ class Engine:
             embedder = get_embedder(engine_model_config(config))
             if embedder is not self.embedder:
                 self.embedder = embedder
+                # The worker re-embeds, when idle, what the previous model embedded.
                 self.needs_backfill = embedder is not None
                 say(f"embedding model now {embedder.model_id if embedder else 'keyword-only'}")
 
@@ -343,7 +344,8 @@ class Engine:
             done = backfill(self.worker_conn, self.embedder, progress=self._interruptible)
             self.backfilled += done
             if done:
-                say(f"embedded {done} memories written keyword-only")
+                # Written keyword-only, or embedded by the model used before a switch.
+                say(f"embedded {done} memories lacking a vector from {self.embedder.model_id}")
             # Interrupted runs come back on the next idle moment.
             self.needs_backfill = not self.jobs.empty()
         except Exception as exc:
