@@ -340,14 +340,16 @@ class Engine:
         from memory_layer.api import backfill
 
         self.busy = True
+        embedder = self.embedder
         try:
-            done = backfill(self.worker_conn, self.embedder, progress=self._interruptible)
+            done = backfill(self.worker_conn, embedder, progress=self._interruptible)
             self.backfilled += done
             if done:
                 # Written keyword-only, or embedded by the model used before a switch.
-                say(f"embedded {done} memories lacking a vector from {self.embedder.model_id}")
-            # Interrupted runs come back on the next idle moment.
-            self.needs_backfill = not self.jobs.empty()
+                say(f"embedded {done} memories lacking a vector from {embedder.model_id}")
+            # Interrupted runs come back on the next idle moment, and so does a run whose
+            # model was switched under it (what it wrote is the old model's now).
+            self.needs_backfill = not self.jobs.empty() or self.embedder is not embedder
         except Exception as exc:
             say(f"backfill failed: {type(exc).__name__}: {exc}")
             self.needs_backfill = False
