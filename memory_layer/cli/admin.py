@@ -64,11 +64,23 @@ def run_checks() -> list[dict[str, Any]]:
         )
 
     def vectors() -> tuple[bool, str]:
-        from memory_layer.api import open_db, unembedded_count
+        from memory_layer.api import (
+            embedding_model_id,
+            open_db,
+            other_model_count,
+            unembedded_count,
+        )
 
-        missing = unembedded_count(open_db())
-        if missing:
-            return False, f"{missing} memories have no vector; run `memory-layer index`."
+        conn = open_db()
+        missing = unembedded_count(conn)
+        model_id = embedding_model_id(load_config())
+        stale = other_model_count(conn, model_id)
+        if missing or stale:
+            parts = [f"{missing} memories have no vector"] if missing else []
+            if stale:
+                # After a switch of embedding.model: recall ignores these vectors.
+                parts.append(f"{stale} have vectors from another model than {model_id}")
+            return False, "; ".join(parts) + "; run `memory-layer index`."
         return True, "every memory has a vector"
 
     check("python", python)

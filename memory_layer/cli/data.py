@@ -26,6 +26,21 @@ def _progress(label: str) -> Any:
     return wrap
 
 
+def _batch_progress(label: str) -> Any:
+    """backfill's progress: a bar counting memories (it steps over batch starts)."""
+
+    def wrap(starts: range) -> Iterator[int]:
+        if not sys.stderr.isatty():
+            yield from starts
+            return
+        with click.progressbar(length=starts.stop, label=label, file=sys.stderr) as bar:
+            for start in starts:
+                yield start
+                bar.update(min(starts.step, starts.stop - start))
+
+    return wrap
+
+
 @cli.command(name="import")
 @click.argument("source", type=click.File("rb"))
 @click.option(
@@ -91,13 +106,18 @@ def export(fmt: str, output: Any) -> None:
 @click.option("--force", is_flag=True, help="Re-embed every memory, not only missing ones.")
 @json_option
 def index(force: bool, as_json: bool) -> None:
-    """Add embeddings to memories written while keyword-only (or all, with --force).
+    """Add embeddings to memories that lack one from the configured model (all, with --force).
+
+    After `config set embedding.model ...`, this re-embeds the memories the previous
+    model embedded. Recall keeps answering meanwhile: memories not yet re-embedded are
+    found by keywords, and the warm engine picks up each batch of new vectors.
 
     \b
-    Example:
+    Examples:
         memory-layer index
+        memory-layer config set embedding.model use-multilingual && memory-layer index --force
     """
-    from memory_layer.api import backfill
+    from memory_layer.api import backfill, other_model_count, unembedded_count
 
     cfg = config()
     embedder = embedder_for(cfg)
@@ -110,11 +130,17 @@ def index(force: bool, as_json: bool) -> None:
             + ". Run `memory-layer doctor` for details."
         )
     db = open_store()
-    count = backfill(db, embedder, force=force, progress=_progress("Indexing"))
+    missing = unembedded_count(db)
+    replaced = other_model_count(db, embedder.model_id)
+    count = backfill(db, embedder, force=force, progress=_batch_progress("Indexing"))
     if as_json:
-        echo_json({"embedded": count, "model": embedder.model_id})
+        echo_json(
+            {"embedded": count, "model": embedder.model_id, "without_vector": missing,
+             "from_other_model": replaced}
+        )
     else:
-        click.echo(f"Embedded {count} memories with {embedder.model_id}.")
+        detail = f" ({missing} had no vector, {replaced} had one from another model)"
+        click.echo(f"Embedded {count} memories with {embedder.model_id}{detail if count else ''}.")
 
 
 @cli.command()

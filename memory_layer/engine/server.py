@@ -63,6 +63,7 @@ class Engine:
         self.query_conn = open_db()
         self.worker_conn = open_db()
         self.query_lock = threading.Lock()
+        self.model_lock = threading.Lock()
         self.jobs: queue.Queue[tuple[str, Any]] = queue.Queue()
         self.stopping = threading.Event()
         self.started = time.time()
@@ -86,10 +87,26 @@ class Engine:
             return self.config
         if config["engine"] != self.config["engine"]:
             self.publish(config)
+        if config["embedding"] != self.config["embedding"]:
+            self.switch_model(config)
         self.config = config
         if not config["engine"]["enabled"]:
             self.stopping.set()
         return config
+
+    def switch_model(self, config: dict[str, Any]) -> None:
+        """embedding.* changed: load the model config.yaml names now. Recall compares
+        only vectors of the active model, so an engine keeping the old one would answer
+        keyword-only once `memory-layer index --force` has re-embedded the store."""
+        from memory_layer.api import get_embedder
+
+        with self.model_lock:  # one load, however many requests noticed the change
+            embedder = get_embedder(engine_model_config(config))
+            if embedder is not self.embedder:
+                self.embedder = embedder
+                # The worker re-embeds, when idle, what the previous model embedded.
+                self.needs_backfill = embedder is not None
+                say(f"embedding model now {embedder.model_id if embedder else 'keyword-only'}")
 
     def publish(self, config: dict[str, Any]) -> None:
         """engine.json: what hooks need before they can talk to us (written atomically)."""
@@ -323,13 +340,16 @@ class Engine:
         from memory_layer.api import backfill
 
         self.busy = True
+        embedder = self.embedder
         try:
-            done = backfill(self.worker_conn, self.embedder, progress=self._interruptible)
+            done = backfill(self.worker_conn, embedder, progress=self._interruptible)
             self.backfilled += done
             if done:
-                say(f"embedded {done} memories written keyword-only")
-            # Interrupted runs come back on the next idle moment.
-            self.needs_backfill = not self.jobs.empty()
+                # Written keyword-only, or embedded by the model used before a switch.
+                say(f"embedded {done} memories lacking a vector from {embedder.model_id}")
+            # Interrupted runs come back on the next idle moment, and so does a run whose
+            # model was switched under it (what it wrote is the old model's now).
+            self.needs_backfill = not self.jobs.empty() or self.embedder is not embedder
         except Exception as exc:
             say(f"backfill failed: {type(exc).__name__}: {exc}")
             self.needs_backfill = False

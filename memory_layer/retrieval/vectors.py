@@ -4,6 +4,11 @@ At 100k x 384 float32 (154 MB) a matrix product takes ~5 ms, faster than sqlite-
 here and with nothing to install. The matrix is derived from the BLOBs in SQLite. A
 warm process (the engine, the dashboard) keeps it and applies only the rows listed in
 ``memory_changes`` since its last look, so a write costs one row, not a reload.
+
+One index holds the vectors of one model only: rows embedded by another model (before
+a switch of ``embedding.model``, until ``memory-layer index`` re-embeds them) are left
+out. Cosines come back on MiniLM's scale (embedders.calibrate), the scale every
+threshold that reads them was measured on.
 """
 
 from __future__ import annotations
@@ -118,15 +123,29 @@ class VectorIndex:
         k = min(limit, len(candidates))
         top = np.argpartition(-scores, k - 1)[:k]
         top = top[np.argsort(-scores[top], kind="stable")]
-        return [(int(self.rowids[candidates[i]]), float(scores[i])) for i in top]
+        from memory_layer.embedders import calibrate
+
+        values = calibrate(self.model_id, scores[top])
+        return [
+            (int(self.rowids[candidates[i]]), float(value))
+            for i, value in zip(top, values, strict=True)
+        ]
 
     def cosine(self, query: np.ndarray, rowids: list[int]) -> dict[int, float]:
-        out: dict[int, float] = {}
-        for rowid in rowids:
-            pos = self.position.get(rowid)
-            if pos is not None and self.live[pos]:
-                out[rowid] = float(self.matrix[pos] @ query)
-        return out
+        import numpy as np
+
+        from memory_layer.embedders import calibrate
+
+        found = [
+            (rowid, pos)
+            for rowid in rowids
+            if (pos := self.position.get(rowid)) is not None and self.live[pos]
+        ]
+        if not found:
+            return {}
+        positions = np.array([pos for _, pos in found], dtype=np.int64)
+        values = calibrate(self.model_id, self.matrix[positions] @ query.astype(np.float32))
+        return {rowid: float(value) for (rowid, _), value in zip(found, values, strict=True)}
 
 
 _cache: dict[tuple[str, str], VectorIndex] = {}

@@ -329,6 +329,16 @@ def unembedded_count(db: Conn) -> int:
     )
 
 
+def other_model_count(db: Conn, model_id: str) -> int:
+    """Memories whose vector another model made (before a switch of embedding.model):
+    recall leaves those vectors out until `memory-layer index` re-embeds them."""
+    row = raw(db).execute(
+        "SELECT count(*) FROM memories WHERE embedding IS NOT NULL AND embedding_model IS NOT ?",
+        [model_id],
+    ).fetchone()
+    return int(row[0])
+
+
 def has_unembedded(db: Conn) -> bool:
     """Whether any memory lacks a vector: instant, the partial index holds only those."""
     row = raw(db).execute("SELECT 1 FROM memories WHERE embedding IS NULL LIMIT 1").fetchone()
