@@ -113,6 +113,10 @@ def test_bad_input_is_refused_with_the_same_message_either_way(project: Path) ->
     assert [code for code, _ in alone] == [1, 1, 1, 1]
     assert "empty" in alone[0][1] and "Unknown category" in alone[2][1]
     assert "limit is 10000" in alone[3][1]
+    # Options that exclude each other are click's usage error (exit 2) either way.
+    for args in (["recall", "x", "-p", "a", "--all-projects"], ["remember", "x", "-p", "a", "-g"]):
+        done = cli(project, *args)
+        assert done.returncode == 2 and "not both" in done.stderr
 
 
 def test_stdin_text_reaches_the_engine(project: Path) -> None:

@@ -73,12 +73,17 @@ def report_outcome(
             config=config,
             project=project,
         )
-    memory = get_memory(db, str(memory_id))
-    if is_proposal(source):
-        if agent_withheld_reason(memory, config) is not None:
-            # An agent cannot have used what it was never shown.
-            raise InvalidInput(f"Memory {memory.id} is not available to agents.")
-        check_agent_report(db, memory.id, source)
-    return memory_feedback(
-        db, memory.id, worked, actor=source, source=source, reason=reason, config=config
-    )
+    from memory_layer.storage.records import transaction
+
+    # One write transaction: two servers reporting as the same agent cannot both pass
+    # the once-per-window check.
+    with transaction(db):
+        memory = get_memory(db, str(memory_id))
+        if is_proposal(source):
+            if agent_withheld_reason(memory, config) is not None:
+                # An agent cannot have used what it was never shown.
+                raise InvalidInput(f"Memory {memory.id} is not available to agents.")
+            check_agent_report(db, memory.id, source)
+        return memory_feedback(
+            db, memory.id, worked, actor=source, source=source, reason=reason, config=config
+        )

@@ -79,16 +79,25 @@ def remember_request(text: str, values: dict[str, Any]) -> Any:
 def ask_engine(op: str, request: Any) -> dict[str, Any] | None:
     """The engine's reply to ``op``, or None when no engine of this version answers."""
     from memory_layer import __version__
-    from memory_layer.engine.client import client_settings
-    from memory_layer.engine.client import request as send
+    from memory_layer.engine.client import client_settings, exchange
 
     settings = client_settings()
     if not settings or settings.get("version") != __version__:
         return None
-    reply = send({"op": op, "request": request.to_wire()}, TIMEOUTS[op])
-    if reply is None or not (reply.get("ok") or reply.get("refused")):
-        return None  # gone, late or confused: the CLI answers by itself
-    return reply
+    sent, reply = exchange({"op": op, "request": request.to_wire()}, TIMEOUTS[op])
+    if reply is not None and (reply.get("ok") or reply.get("refused")):
+        return reply
+    if sent and op == "remember":
+        # The engine had the write and did not say how it went: doing it again here
+        # would count one memory twice. Say so instead.
+        return {
+            "ok": False,
+            "refused": True,
+            "error": f"The warm engine took the memory but did not answer within "
+            f"{REMEMBER_TIMEOUT_S:.0f} s, so it may be stored. Check with `memory-layer "
+            "list` before trying again (`memory-layer engine status` shows the engine).",
+        }
+    return None  # gone, late or confused: the CLI answers a recall by itself
 
 
 def show(op: str, reply: dict[str, Any], *, as_json: bool, explain: bool = False) -> int:

@@ -101,9 +101,17 @@ def remember_notices(record: dict[str, Any]) -> list[str]:
             f"Stored as {record['status']}: agents do not see it until it is reviewed "
             "(`memory-layer review`)."
         )
-    if not record["created"]:
+    outcome = record.get("outcome")
+    if outcome == "reinforced":
         notices.append(
             f"Reinforced existing memory {record['id']} instead of adding a copy "
             f"(now used {record['use_count']}x)."
+        )
+    elif outcome == "duplicate":
+        notices.append(f"Already recorded as {record['id']} ({record['status']}); nothing added.")
+    elif outcome == "change":
+        notices.append(
+            f"Queued a change to {record['id']} for review; the record is unchanged until "
+            "a person accepts it (`memory-layer review`)."
         )
     return notices

@@ -82,13 +82,17 @@ REMEMBER: tuple[Opt, ...] = (
 )
 
 
+# Pairs of options a command refuses together (the click commands check the same pairs).
+CONFLICTS = (("project", "all_projects"), ("project", "is_global"))
+
+
 class NotSimple(Exception):
     """The arguments need click (help, an error message, an unusual spelling)."""
 
 
 def _value(opt: Opt, raw: str) -> Any:
     if opt.kind == COUNT:
-        if not raw.isdigit() or int(raw) < 1:
+        if not (raw.isascii() and raw.isdigit()) or int(raw) < 1:
             raise NotSimple(opt.dest)
         return int(raw)
     if opt.kind == NUMBER:
@@ -129,4 +133,8 @@ def parse(spec: tuple[Opt, ...], args: list[str]) -> tuple[str, dict[str, Any]]:
         values[opt.dest] = (*values[opt.dest], value) if opt.kind == MANY else value
     if len(positional) != 1:
         raise NotSimple("positional")
+    # Options that exclude each other: click's usage error (exit 2), engine or not.
+    for first, second in CONFLICTS:
+        if values.get(first) and values.get(second):
+            raise NotSimple(f"{first} and {second}")
     return positional[0], values

@@ -54,8 +54,16 @@ def client_settings() -> dict[str, Any] | None:
 
 def request(message: dict[str, Any], timeout: float) -> dict[str, Any] | None:
     """Send ``message``; the reply, or None if the engine is absent or misses the deadline."""
+    return exchange(message, timeout)[1]
+
+
+def exchange(message: dict[str, Any], timeout: float) -> tuple[bool, dict[str, Any] | None]:
+    """Like ``request``, and whether the message reached the engine at all: a write the
+    engine received but did not answer may have happened, so its sender must not simply
+    do it again."""
     import socket  # only when an engine is ready: the hook's fallback never needs it
 
+    sent = False
     deadline = time.monotonic() + max(timeout, 0.001)
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
@@ -65,12 +73,13 @@ def request(message: dict[str, Any], timeout: float) -> dict[str, Any] | None:
         # The engine drops work for a client that has given up (wall clock: shared).
         payload["deadline"] = time.time() + max(deadline - time.monotonic(), 0.0)
         sock.sendall(json.dumps(payload, ensure_ascii=False).encode("utf-8") + b"\n")
+        sent = True
         chunks: list[bytes] = []
         size = 0
         while True:
             left = deadline - time.monotonic()
             if left <= 0:
-                return None
+                return sent, None
             sock.settimeout(left)
             chunk = sock.recv(65536)
             if not chunk:
@@ -80,8 +89,8 @@ def request(message: dict[str, Any], timeout: float) -> dict[str, Any] | None:
             if chunk.endswith(b"\n") or size > MAX_REPLY_BYTES:
                 break
         reply = json.loads(b"".join(chunks).decode("utf-8"))
-        return reply if isinstance(reply, dict) else None
+        return sent, reply if isinstance(reply, dict) else None
     except (OSError, ValueError):
-        return None
+        return sent, None
     finally:
         sock.close()

@@ -35,7 +35,8 @@ def export_session(session_id: str, env: Mapping[str, str]) -> bool:
     line = f"export {SESSION_ENV}={session_id}\n"
     try:
         try:
-            with open(path, encoding="utf-8") as f:
+            # Other hooks share the file and may write other encodings: read leniently.
+            with open(path, encoding="utf-8", errors="replace") as f:
                 if line in f.read():
                     return True  # resume, /clear: the session id did not change
         except FileNotFoundError:
@@ -44,5 +45,5 @@ def export_session(session_id: str, env: Mapping[str, str]) -> bool:
         with os.fdopen(fd, "a", encoding="utf-8") as f:
             f.write(line)
         return True
-    except OSError:
+    except (OSError, ValueError):
         return False

@@ -171,6 +171,8 @@ def rank_in_bands(items: list[Scored], band: float) -> list[Scored]:
     1.0) fifth behind a ×1.4 gotcha at 0.65. ``band`` ≥ 1 is the plain blend order.
     Each result's ``explain`` says which band it is in and where that band starts.
     """
+    if not band >= 0:  # NaN from a hand-edited config.yaml: one band per similarity
+        band = 0.0
     pending = sorted(items, key=lambda s: (-s.scores["similarity"], s.memory.id))
     out: list[Scored] = []
     number = 0

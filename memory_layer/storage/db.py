@@ -57,12 +57,14 @@ def set_busy_timeout(conn: sqlite3.Connection, ms: int) -> None:
 @contextmanager
 def brief_wait(conn: sqlite3.Connection, ms: int) -> Iterator[None]:
     """Wait at most ``ms`` for another writer, for bookkeeping writes that may be
-    skipped: a reader must not stall for the full busy timeout behind a long write."""
+    skipped: a reader must not stall for the full busy timeout behind a long write.
+    The connection's own timeout (a hook sets a shorter one) is put back afterwards."""
+    before = int(conn.execute("PRAGMA busy_timeout").fetchone()[0])
     set_busy_timeout(conn, ms)
     try:
         yield
     finally:
-        set_busy_timeout(conn, BUSY_TIMEOUT_MS)
+        set_busy_timeout(conn, before)
 
 
 def _connect(path: Path) -> sqlite3.Connection:
