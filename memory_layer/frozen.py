@@ -35,7 +35,11 @@ class Frozen:
         kind = type(self)
         if len(args) > len(self._fields):
             raise TypeError(f"{kind.__name__}() takes {len(self._fields)} fields, got {len(args)}")
-        values.update(zip(self._fields, args, strict=False))
+        given = dict(zip(self._fields, args, strict=False))
+        twice = sorted(set(given) & set(values))
+        if twice:
+            raise TypeError(f"{kind.__name__}() got multiple values for {twice}")
+        values.update(given)
         for key in self._fields:
             if key in values:
                 value = values.pop(key)

@@ -32,9 +32,12 @@ def _check_types(cls: type, data: Any) -> dict[str, Any]:
         raise InvalidInput(f"Unknown {cls.__name__} field(s): {', '.join(unknown)}.")
     for name, value in data.items():
         wanted = _TYPES[cls.__name__][name]
+        if value is None and name in _REQUIRED[cls.__name__]:
+            raise InvalidInput(f"{cls.__name__}.{name} is required.")
         if value is not None and not isinstance(value, wanted):
             raise InvalidInput(f"{cls.__name__}.{name} has the wrong type ({value!r}).")
-        if isinstance(value, bool) and wanted is int:
+        numeric = wanted is int or (isinstance(wanted, tuple) and float in wanted)
+        if isinstance(value, bool) and numeric:
             raise InvalidInput(f"{cls.__name__}.{name} must be a number, not {value!r}.")
     return data
 
@@ -71,7 +74,9 @@ class RecallRequest:
 
     @classmethod
     def from_wire(cls, data: Any) -> RecallRequest:
-        return cls(**_check_types(cls, data))
+        data = dict(_check_types(cls, data))
+        data["session_id"] = clean_session(data.get("session_id"))
+        return cls(**data)
 
     def to_wire(self) -> dict[str, Any]:
         return asdict(self)
@@ -110,6 +115,11 @@ class RememberRequest:
         return wire
 
 
+# Fields a request cannot do without (the rest may be null or left out).
+_REQUIRED = {
+    "RecallRequest": frozenset({"query", "audience"}),
+    "RememberRequest": frozenset({"text", "category", "source"}),
+}
 _TYPES: dict[str, dict[str, type | tuple[type, ...]]] = {
     "RecallRequest": {
         "query": str,

@@ -48,3 +48,27 @@ def test_notices_say_what_a_proposal_did() -> None:
     assert any("Queued a change to m1" in n for n in change)
     reinforced = render.remember_notices({**base, "status": "active", "outcome": "reinforced"})
     assert any("Reinforced existing memory m1" in n for n in reinforced)
+
+
+def test_wire_requests_are_checked_like_the_cli_checks_them() -> None:
+    from memory_layer.errors import InvalidInput
+    from memory_layer.requests import RecallRequest, RememberRequest
+
+    with pytest.raises(InvalidInput, match="required"):
+        RecallRequest.from_wire({"query": None})
+    with pytest.raises(InvalidInput, match="must be a number"):
+        RememberRequest.from_wire({"text": "x", "confidence": True})
+    with pytest.raises(InvalidInput, match="not a Claude Code session id"):
+        RecallRequest.from_wire({"query": "x", "session_id": "a\tb"})
+    assert RecallRequest.from_wire({"query": "x", "session_id": " "}).session_id is None
+
+
+def test_a_frozen_field_given_twice_is_refused() -> None:
+    from memory_layer.frozen import Frozen
+
+    class Pair(Frozen):
+        a: int
+        b: int = 0
+
+    with pytest.raises(TypeError, match="multiple values"):
+        Pair(1, a=2)
