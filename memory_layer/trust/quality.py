@@ -146,6 +146,37 @@ def check_draft(
     return {"ok": not problems, "problems": problems}
 
 
+def _propose_change_of(
+    db: Conn,
+    memory_id: str,
+    text: str,
+    *,
+    config: dict[str, Any],
+    source: str,
+    reason: str | None,
+    scene: str | None,
+) -> dict[str, Any]:
+    """A proposed new text (and scene) for an existing record, queued for review."""
+    from memory_layer.trust.review import propose_change
+
+    changes = {}
+    if scene:
+        from memory_layer.trust.facts import clean_scene
+
+        changes["scene"] = clean_scene(scene)
+    proposal = propose_change(
+        db, memory_id, text, source=source, config=config, reason=reason, changes=changes
+    )
+    return {
+        "status": "pending",
+        "item_id": proposal["id"],
+        "kind": "change",
+        "memory_id": proposal["memory_id"],
+        "created": proposal["created"],
+        "note": "Queued for review; the record is unchanged until a person accepts it.",
+    }
+
+
 def propose_record(
     db: Conn,
     text: str,
@@ -167,27 +198,13 @@ def propose_record(
     The same proposal made twice (by two agents, or one agent twice) is one inbox
     item; a proposal repeating an active record changes nothing."""
     from memory_layer.trust.fields import clean_field
-    from memory_layer.trust.review import propose_change
 
     # Stored in the operations log and shown in the inbox: cleaned like the text.
     reason = clean_field(reason)
     if memory_id:
-        changes = {}
-        if scene:
-            from memory_layer.trust.facts import clean_scene
-
-            changes["scene"] = clean_scene(scene)
-        proposal = propose_change(
-            db, memory_id, text, source=source, config=config, reason=reason, changes=changes
+        return _propose_change_of(
+            db, memory_id, text, config=config, source=source, reason=reason, scene=scene
         )
-        return {
-            "status": "pending",
-            "item_id": proposal["id"],
-            "kind": "change",
-            "memory_id": proposal["memory_id"],
-            "created": proposal["created"],
-            "note": "Queued for review; the record is unchanged until a person accepts it.",
-        }
     from memory_layer.capture.privacy import clean
 
     stored = clean(check_text(text, int(config["remember"]["max_chars"])))
