@@ -95,39 +95,23 @@ def remember(
     the same stamp; a structured fact (``subject`` + ``key``) written with a different
     value becomes a conflict instead of overwriting.
     """
+    # What a record says, whichever way it is written.
+    fields: dict[str, Any] = {
+        "config": config,
+        "source": source,
+        "category": category,
+        "project": project,
+        "tags": tags,
+        "scene": scene,
+        "subject": subject,
+        "key": key,
+        "embedder": embedder,
+    }
     if change_of or is_proposal(source):
-        return _propose(
-            db,
-            text,
-            config=config,
-            source=source,
-            category=category,
-            project=project,
-            tags=tags,
-            scene=scene,
-            subject=subject,
-            key=key,
-            reason=reason,
-            change_of=change_of,
-            embedder=embedder,
-        )
+        return _propose(db, text, reason=reason, change_of=change_of, **fields)
     from memory_layer.trust.facts import write
 
-    result = write(
-        db,
-        text,
-        config=config,
-        source=source,
-        category=category,
-        project=project,
-        tags=tags,
-        confidence=confidence,
-        scene=scene,
-        subject=subject,
-        key=key,
-        embedder=embedder,
-        now=now,
-    )
+    result = write(db, text, confidence=confidence, now=now, **fields)
     return Remembered(
         result.memory,
         "new" if result.created else "reinforced",
