@@ -256,6 +256,55 @@ CHOICES: dict[str, tuple[str, ...]] = {
 }
 
 
+# Documented ranges (README "Configuration", docs/outcomes.md), inclusive: a value
+# outside is refused when it is set, never clamped later. Keys are exact, or a section
+# ending in "." for every key in it. Weights are shares of the blend; a boost or a
+# category weight multiplies a score (1.0 = none), so 0 would erase a category and
+# 5 bury everything else.
+RANGES: dict[str, tuple[float, float]] = {
+    "weights.": (0.0, 1.0),
+    "boosts.": (0.1, 3.0),
+    "hooks.category_weights.": (0.1, 3.0),
+    "recency.half_life_days": (0.1, 3650.0),
+    "retrieval.keyword_weight": (0.0, 10.0),
+    "retrieval.vector_weight": (0.0, 10.0),
+    "retrieval.min_similarity": (0.0, 1.0),
+    "retrieval.relative_floor": (0.0, 1.0),
+    "retrieval.relevance_band": (0.0, 1.0),
+    "retrieval.vector_common_share": (0.0, 1.0),
+    "hooks.min_cosine": (0.0, 1.0),
+    "hooks.min_keyword": (0.0, 1.0),
+    "hooks.min_score": (0.0, 1.0),
+    "hooks.min_capture_confidence": (0.0, 1.0),
+    "remember.duplicate_threshold": (0.0, 1.0),
+    "remember.default_confidence": (0.0, 1.0),
+    "outcomes.success_delta": (0.0, 1.0),
+    "outcomes.failure_delta": (-1.0, 0.0),
+    "outcomes.floor": (-1.0, 1.0),
+    "outcomes.shown_weight": (0.0, 1.0),
+    "outcomes.unobserved_weight": (0.0, 1.0),
+    "outcomes.proven_min_score": (-1.0, 1.0),
+}
+
+
+def value_range(key: str) -> tuple[float, float] | None:
+    """The inclusive range a numeric setting must lie in, if it has one."""
+    if key in RANGES:
+        return RANGES[key]
+    section = key.rsplit(".", 1)[0] + "."
+    return RANGES.get(section)
+
+
+def _check_range(key: str, typed: float) -> None:
+    bounds = value_range(key)
+    if bounds is not None and not bounds[0] <= typed <= bounds[1]:
+        low, high = bounds
+        raise ConfigError(
+            f"Config value '{key}' must be from {low:g} to {high:g}, got {typed:g} "
+            f"(default: {_lookup(DEFAULTS, key)!r})."
+        )
+
+
 def coerce(key: str, value: Any) -> Any:
     """Validate ``value`` for ``key`` against its default; return the typed value."""
     try:
@@ -317,6 +366,7 @@ def coerce(key: str, value: Any) -> Any:
             raise ConfigError(f"Config value '{key}' must be above 0 (1.0 means no boost).")
         if key == "recency.half_life_days" and typed == 0:
             raise ConfigError("recency.half_life_days must be above 0 (e.g. 30).")
+        _check_range(key, typed)
     return typed
 
 

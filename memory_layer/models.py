@@ -37,6 +37,17 @@ CATEGORIES: tuple[str, ...] = (
 # single place that decides what agents may see is retrieval.visibility.
 ACTIVE = "active"
 RETIRED = "retired"
+# Every status a record can hold, those of the trust layer included (its names are
+# trust.visibility's; a test holds the two lists together). Filters refuse anything
+# else instead of silently matching nothing.
+STATUSES: tuple[str, ...] = ("active", "pending", "conflict", "disputed", "rejected", "retired")
+
+
+def check_status(status: str) -> str:
+    value = status.strip().lower()
+    if value in STATUSES:
+        return value
+    raise InvalidInput(f"Unknown status '{status}'. Choose one of: {', '.join(STATUSES)}.")
 
 
 def check_category(category: str) -> str:

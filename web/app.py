@@ -63,6 +63,7 @@ def create_app(
         ML_ALLOWED_HOSTS=security.allowed_hosts(host, port, allow_hosts),
     )
     app.teardown_appcontext(close_db)
+    app.extensions["ml_login_throttle"] = security.LoginThrottle()
     security.install(app)
     _register_filters(app)
     _register_errors(app)

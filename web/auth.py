@@ -6,7 +6,7 @@ from urllib.parse import urlsplit
 
 from flask import Blueprint, Response, current_app, redirect, render_template, request, url_for
 
-from memory_layer.web.security import cookie_value, same, token_cookie_name
+from memory_layer.web.security import LoginThrottle, cookie_value, same, token_cookie_name
 
 bp = Blueprint("auth", __name__)
 
@@ -31,15 +31,26 @@ def login_form() -> str:
 
 
 @bp.post("/login")
-def login() -> Response | tuple[str, int]:
+def login() -> Response | tuple[str, int] | tuple[str, int, dict[str, str]]:
     token = current_app.config.get("ML_TOKEN")
     if not token:
         return redirect(url_for("overview.index"))
+    throttle: LoginThrottle = current_app.extensions["ml_login_throttle"]
+    client = request.remote_addr or "unknown"
+    # Checked before the token: during a lockout even the right token waits, so the
+    # answer tells a guesser nothing.
+    wait = throttle.retry_after(client)
+    if wait:
+        error = f"Too many wrong tokens from this address. Try again in {wait} seconds."
+        page = render_template("login.html", next=request.form.get("next", ""), error=error)
+        return page, 429, {"Retry-After": str(wait)}
     if not same(request.form.get("token", ""), token):
+        throttle.failed(client)
         page = render_template(
             "login.html", next=request.form.get("next", ""), error="That token is not right."
         )
         return page, 401
+    throttle.succeeded(client)
     response = redirect(_local_target(request.form.get("next")))
     response.set_cookie(token_cookie_name(), cookie_value(token), httponly=True, samesite="Strict")
     return response

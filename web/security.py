@@ -12,6 +12,9 @@ import hashlib
 import hmac
 import ipaddress
 import secrets
+import threading
+import time
+from collections import OrderedDict, deque
 from collections.abc import Iterable
 from urllib.parse import urlsplit
 
@@ -24,6 +27,17 @@ CSRF_HEADER = "X-CSRF-Token"
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")
 # Reachable without the access token: the login form itself and the stylesheet.
 OPEN_ENDPOINTS = frozenset({"auth.login", "auth.login_form", "static"})
+
+# Off loopback the token is all that stands between the network and the store: a short
+# one falls to guessing. 16 characters of `openssl rand -hex 16` (32) are far beyond it.
+MIN_EXPOSED_TOKEN_CHARS = 16
+# Failed logins allowed per client address in LOGIN_WINDOW_S; past that the login form
+# answers 429 (with Retry-After) until the oldest failure leaves the window, whatever is
+# typed, so guessing runs at most this many tries a minute.
+LOGIN_FAILURES = 5
+LOGIN_WINDOW_S = 60.0
+# Addresses remembered at once: a flood of new addresses cannot grow memory without end.
+LOGIN_TRACKED_CLIENTS = 4096
 
 # No inline script or style anywhere: the pages need no JavaScript at all.
 CSP = (
@@ -69,6 +83,61 @@ def allowed_hosts(bind_host: str, port: int, extra: Iterable[str] = ()) -> froze
     if port == 80:
         allowed |= names
     return frozenset(allowed)
+
+
+def token_problem(host: str, token: str | None) -> str | None:
+    """Why ``serve`` must not start with this token on this address, or None."""
+    if is_loopback(host):
+        return None
+    if not token:
+        return "it is reachable from other machines and no access token is set"
+    if len(token) < MIN_EXPOSED_TOKEN_CHARS:
+        return (
+            f"the access token is {len(token)} characters; off loopback it must be at least "
+            f"{MIN_EXPOSED_TOKEN_CHARS} (e.g. `openssl rand -hex 16`)"
+        )
+    return None
+
+
+class LoginThrottle:
+    """Failed logins per client address in a sliding window (the server is threaded)."""
+
+    def __init__(
+        self, failures: int = LOGIN_FAILURES, window_s: float = LOGIN_WINDOW_S
+    ) -> None:
+        self.failures = failures
+        self.window_s = window_s
+        self.lock = threading.Lock()
+        self.seen: OrderedDict[str, deque[float]] = OrderedDict()
+
+    def _recent(self, client: str, now: float) -> deque[float]:
+        times = self.seen.get(client, deque())
+        while times and now - times[0] >= self.window_s:
+            times.popleft()
+        return times
+
+    def retry_after(self, client: str) -> int:
+        """Seconds until ``client`` may try again; 0 when it may now."""
+        now = time.monotonic()
+        with self.lock:
+            times = self._recent(client, now)
+            if len(times) < self.failures:
+                return 0
+            return max(1, int(self.window_s - (now - times[0]) + 0.999))
+
+    def failed(self, client: str) -> None:
+        now = time.monotonic()
+        with self.lock:
+            times = self._recent(client, now)
+            times.append(now)
+            self.seen[client] = times
+            self.seen.move_to_end(client)
+            while len(self.seen) > LOGIN_TRACKED_CLIENTS:
+                self.seen.popitem(last=False)
+
+    def succeeded(self, client: str) -> None:
+        with self.lock:
+            self.seen.pop(client, None)
 
 
 def cookie_value(token: str) -> str:

@@ -61,6 +61,7 @@ class Query:
                 raise InvalidInput(f"{name} must be a number from -1 to 1, got {raw!r}.")
             return value
 
+        _refuse_unknown(args)
         page = page_number(args)
         q = (args.get("q") or "").strip()
         # No sort chosen: best match first for a search (recall's order), else newest.
@@ -95,6 +96,25 @@ class Query:
 
 # The Filters fields the list page offers (tag is the CLI's only).
 FILTER_PARAMS = ("project", "category", "status", "source", "min_outcome", "max_outcome")
+QUERY_PARAMS = ("q", "sort", "page", *FILTER_PARAMS)
+
+
+def _refuse_unknown(args: Any) -> None:
+    """A misspelt filter (``outcome_min=...``) would be ignored and the page would list
+    everything as if it had been applied: say which names exist instead."""
+    import difflib
+
+    for name in args:
+        if name in QUERY_PARAMS:
+            continue
+        swapped = "_".join(reversed(name.split("_")))  # outcome_min -> min_outcome
+        near = difflib.get_close_matches(swapped, QUERY_PARAMS, n=1) or difflib.get_close_matches(
+            name, QUERY_PARAMS, n=1
+        )
+        hint = f" Did you mean '{near[0]}'?" if near else ""
+        raise InvalidInput(
+            f"Unknown parameter '{name[:40]}'.{hint} The list takes: {', '.join(QUERY_PARAMS)}."
+        )
 
 
 def _scope(filters: Filters, statuses: list[str]) -> Scope:

@@ -157,11 +157,22 @@ def config_get(key: str) -> None:
     )
 
 
-@config.command(name="set")
+# A negative VALUE ("-3") is a value, not an option: without this click answered
+# "No such option: -3" and a negative setting needed "--" first.
+@config.command(name="set", context_settings={"ignore_unknown_options": True})
 @click.argument("key")
 @click.argument("value")
 def config_set(key: str, value: str) -> None:
-    """Set KEY to VALUE, validated against the default's type and range."""
+    """Set KEY to VALUE, validated against the default's type and range.
+
+    Numbers outside a setting's documented range are refused (weights 0 to 1, boosts
+    0.1 to 3; README "Configuration"). Negative values need no "--".
+
+    \b
+    Examples:
+        memory-layer config set weights.similarity 0.4
+        memory-layer config set outcomes.floor -0.6
+    """
     typed = set_value(key, value)
     click.echo(f"{key} = {typed}")
 

@@ -16,7 +16,7 @@ from memory_layer.cli.common import (
     open_store,
     short,
 )
-from memory_layer.models import CATEGORIES
+from memory_layer.models import CATEGORIES, STATUSES
 
 CATEGORY_HELP = "One of: " + ", ".join(CATEGORIES) + "."
 
@@ -149,7 +149,11 @@ def recall(ctx: click.Context, query: str, **values: Any) -> None:
 @click.option("--offset", type=click.IntRange(min=0), default=0, show_default=True)
 @click.option("-p", "--project", help="Only this project (use 'global' for global ones).")
 @click.option("-c", "--category", help="Only this category.")
-@click.option("--status", help="Only this status (default: every status).")
+@click.option(
+    "--status",
+    type=click.Choice(STATUSES, case_sensitive=False),
+    help="Only this status (default: every status).",
+)
 @click.option("-s", "--source", help="Only memories written by this source.")
 @click.option("-t", "--tag", help="Only memories with this tag.")
 @json_option

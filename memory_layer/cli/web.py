@@ -41,7 +41,7 @@ def _check_port(host: str, port: int) -> None:
     "--token",
     envvar=TOKEN_ENV,
     help=f"Access token every request must present (or ${TOKEN_ENV}). "
-    "Required when --host is not a loopback address.",
+    "Required when --host is not a loopback address, and then at least 16 characters.",
 )
 @click.option(
     "--allow-host",
@@ -68,13 +68,14 @@ def serve(host: str, port: int, token: str | None, allow_hosts: tuple[str, ...])
 
     from memory_layer.paths import db_path
     from memory_layer.web import create_app
-    from memory_layer.web.security import host_label, is_loopback
+    from memory_layer.web.security import host_label, token_problem
 
     token = (token or "").strip() or None
-    if not is_loopback(host) and not token:
+    problem = token_problem(host, token)
+    if problem:
         raise click.ClickException(
-            f"Refusing to bind {host}: it is reachable from other machines. Set an access "
-            f"token with --token or ${TOKEN_ENV}, or bind 127.0.0.1 (the default)."
+            f"Refusing to bind {host}: {problem}. Set a long random access token with "
+            f"--token or ${TOKEN_ENV}, or bind 127.0.0.1 (the default)."
         )
     _check_port(host, port)
     app = create_app(host=host, port=port, token=token, allow_hosts=allow_hosts)

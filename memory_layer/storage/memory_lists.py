@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from memory_layer.errors import InvalidInput
-from memory_layer.models import Memory, check_category
+from memory_layer.models import Memory, check_category, check_status
 from memory_layer.storage.conn import Conn, raw
 from memory_layer.storage.records import memories_where
 
@@ -81,6 +81,14 @@ class Filters:
     min_outcome: float | None = None
     max_outcome: float | None = None
 
+    def __post_init__(self) -> None:
+        # An unknown status or category would match nothing, and an empty list reads as
+        # "no such memories": refuse it where the filters are made (CLI, dashboard).
+        if self.status:
+            object.__setattr__(self, "status", check_status(self.status))
+        if self.category:
+            object.__setattr__(self, "category", check_category(self.category))
+
 
 def _filter_where(filters: Filters) -> tuple[str, list[Any]]:
     clauses: list[str] = []
@@ -91,7 +99,7 @@ def _filter_where(filters: Filters) -> tuple[str, list[Any]]:
         clauses.append("memories.project = ?")
         args.append(filters.project)
     for column, value in (
-        ("category", check_category(filters.category) if filters.category else None),
+        ("category", filters.category),
         ("status", filters.status),
         ("source", filters.source),
     ):
