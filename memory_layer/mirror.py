@@ -11,6 +11,13 @@ the database:
 - a new file without an ``id`` comes back as a pending proposal;
 - frontmatter edits are ignored (status and approval change only through review).
 
+Only regular files are read. A symbolic link (dangling or not), a hard-linked file, a
+folder named ``*.md`` or anything else is skipped with a note in the report and never
+followed: a link to ``~/.bashrc`` must not become a proposal (and a commit). Records
+are written out through a temporary file renamed over the name, so a link planted at
+``<id>.md`` is replaced, not written through. A file that cannot be taken (too large,
+not UTF-8, a field over its limit) is skipped with the reason; the sync goes on.
+
 ``commit=True`` snapshots the folder in git (gitpython), giving history and a
 backup that can be pushed off the machine.
 """
@@ -18,7 +25,9 @@ backup that can be pushed off the machine.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -76,9 +85,80 @@ def parse(content: str) -> tuple[dict[str, Any], str]:
 
 
 def _files(directory: Path) -> list[Path]:
+    """Every ``*.md`` name under the folder (outside .git), whatever kind of file it is;
+    pathlib does not descend into linked folders."""
     return sorted(
         p for p in directory.rglob("*.md") if ".git" not in p.relative_to(directory).parts
     )
+
+
+# Far above any record (remember.max_chars is 10,000 characters), far below what would
+# hurt to read: a bigger file is skipped unread.
+MAX_FILE_BYTES = 1024 * 1024
+
+
+class Skipped(Exception):
+    """This file is not taken; the message says why (it goes into the report)."""
+
+
+def _not_regular(info: os.stat_result) -> str | None:
+    if stat.S_ISLNK(info.st_mode):
+        return "a symbolic link (links are never followed)"
+    if stat.S_ISDIR(info.st_mode):
+        return "a folder"
+    if not stat.S_ISREG(info.st_mode):
+        return "not a regular file"
+    if info.st_nlink > 1:
+        # A hard link shares its content with a file that may live anywhere.
+        return "a hard-linked file (its content lives elsewhere too)"
+    return None
+
+
+def read_safely(path: Path) -> str:
+    """The file's text, if it is a regular file of our own folder; else ``Skipped``."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        try:
+            why = _not_regular(os.lstat(path))
+        except OSError:
+            why = None
+        raise Skipped(why or f"unreadable ({exc.strerror or exc})") from None
+    try:
+        why = _not_regular(os.fstat(fd))
+        if why:
+            raise Skipped(why)
+        data = os.read(fd, MAX_FILE_BYTES + 1)
+    finally:
+        os.close(fd)
+    if len(data) > MAX_FILE_BYTES:
+        raise Skipped(f"larger than {MAX_FILE_BYTES // 1024} KiB")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise Skipped("not UTF-8 text") from None
+
+
+def write_safely(path: Path, content: str) -> None:
+    """Write through a temporary file renamed over ``path``: a link (or anything) at
+    that name is replaced, never written through."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(content)
+        if path.is_dir() and not path.is_symlink():
+            raise Skipped("a folder holds the record's name")
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def _rendered_already(path: Path, content: str) -> bool:
+    try:
+        return read_safely(path) == content
+    except (Skipped, FileNotFoundError):
+        return False
 
 
 # Written into a folder once it is a mirror. A sync imports every other Markdown file
@@ -91,7 +171,10 @@ def _check_mirror_folder(directory: Path) -> None:
     if (directory / MARKER).exists():
         return
     for path in _files(directory):
-        meta, _body = parse(path.read_text(encoding="utf-8"))
+        try:
+            meta, _body = parse(read_safely(path))
+        except Skipped:
+            continue  # never read, never imported: it cannot be lost
         if not (meta.get("id") and meta.get("body_sha256")):
             raise InvalidInput(
                 f"{directory} already holds Markdown that memory-layer did not write "
@@ -137,6 +220,29 @@ def _take_new(db: Conn, meta: dict[str, Any], body: str, config: dict[str, Any])
     return done.memory
 
 
+def _take_file(
+    db: Conn, path: Path, config: dict[str, Any], *, edited: list[str], new: list[str]
+) -> int:
+    """Bring one file's change back; 1 if it was removed as an orphan, else 0. Raises
+    ``Skipped`` (or ``InvalidInput``) and leaves the file alone when it cannot be taken."""
+    meta, body = parse(read_safely(path))
+    memory_id = str(meta.get("id") or "").strip()
+    if not memory_id:
+        if body:
+            new.append(_take_new(db, meta, body, config).id)
+        path.unlink()
+        return 0
+    try:
+        memory = get_memory(db, memory_id)
+    except NotFound:  # purged, or an id from another store: nothing to mirror
+        path.unlink()
+        return 1
+    if body and body_sha(body) != meta.get("body_sha256"):
+        if _take_edit(db, memory, body, config, path):
+            edited.append(memory.id)
+    return 0
+
+
 def sync(
     db: Conn, directory: Path, *, config: dict[str, Any], commit: bool = False
 ) -> dict[str, Any]:
@@ -149,35 +255,30 @@ def sync(
     api.stamp_trusted_writes(db, config)
     edited: list[str] = []
     new: list[str] = []
+    skipped: dict[Path, str] = {}
     removed = 0
     for path in _files(directory):
-        meta, body = parse(path.read_text(encoding="utf-8"))
-        memory_id = str(meta.get("id") or "").strip()
-        if not memory_id:
-            if body:
-                new.append(_take_new(db, meta, body, config).id)
-            path.unlink()
-            continue
         try:
-            memory = get_memory(db, memory_id)
-        except NotFound:  # purged, or an id from another store: nothing to mirror
-            path.unlink()
-            removed += 1
-            continue
-        if body and body_sha(body) != meta.get("body_sha256"):
-            if _take_edit(db, memory, body, config, path):
-                edited.append(memory.id)
+            removed += _take_file(db, path, config, edited=edited, new=new)
+        except (Skipped, InvalidInput) as exc:
+            skipped[path] = str(exc)
     written = 0
     keep: set[Path] = set()
     for memory in all_memories(db):
         path = directory / f"{memory.id}.md"
         keep.add(path)
         content = render(memory, config)
-        if not path.exists() or path.read_text(encoding="utf-8") != content:
-            path.write_text(content, encoding="utf-8")
+        if not _rendered_already(path, content):
+            try:
+                write_safely(path, content)
+            except Skipped as exc:
+                skipped[path] = str(exc)
+                continue
+            if path in skipped:  # a link planted at the record's name: gone now
+                skipped[path] += "; replaced by the record's own file"
             written += 1
     for path in _files(directory):
-        if path not in keep:
+        if path not in keep and path not in skipped:
             path.unlink()
             removed += 1
     report: dict[str, Any] = {
@@ -187,6 +288,11 @@ def sync(
         "removed": removed,
         "edited": edited,
         "new": new,
+        # left: still in the folder as it was (not the mirror's; never committed).
+        "skipped": [
+            {"file": str(path.relative_to(directory)), "why": why, "left": path not in keep}
+            for path, why in sorted(skipped.items())
+        ],
         "commit": None,
     }
     if commit:
@@ -209,6 +315,10 @@ def git_snapshot(directory: Path, report: dict[str, Any]) -> str | None:
     if MARKER not in listed.split():
         exclude.write_text(listed.rstrip("\n") + f"\n{MARKER}\n", encoding="utf-8")
     repo.git.add(A=True)
+    for item in report.get("skipped", ()):
+        # What the sync did not take (a link, a file over a limit) is not the mirror's.
+        if item["left"]:
+            repo.git.rm("--cached", "-q", "--ignore-unmatch", "--", item["file"])
     fresh = not repo.head.is_valid()
     if not fresh and not repo.is_dirty(index=True, working_tree=False, untracked_files=False):
         return None

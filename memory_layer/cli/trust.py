@@ -284,6 +284,8 @@ def mirror(directory: str, do_commit: bool, as_json: bool) -> None:
         f"{len(report['edited'])} edit(s) and {len(report['new'])} new file(s) came back "
         "for review." + (f" Committed {report['commit'][:10]}." if report.get("commit") else "")
     )
+    for item in report["skipped"]:
+        click.echo(f"Skipped {item['file']}: {item['why']}.", err=True)
 
 
 @cli.command()
