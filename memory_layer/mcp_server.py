@@ -107,10 +107,14 @@ def agent_message(exc: MemoryLayerError, given: dict[str, Any]) -> str:
             "pass its memory_id instead of task_id."
         )
     message = str(exc)
-    if isinstance(exc, NotFound) and message.startswith("No memory with id"):
+    if isinstance(exc, NotFound) and (
+        message.startswith("No memory with id") or message.startswith("Id prefix")
+    ):
+        # One answer for an unknown id, an ambiguous prefix and a withheld record.
         return (
-            f"No memory with id {_shown(given.get('memory_id'))}. Use an id from `search` "
-            "results (the full id, or a unique prefix of at least 4 characters)."
+            f"No memory with id {_shown(given.get('memory_id'))} is available to agents. Use "
+            "an id from `search` results (the full id, or a unique prefix of at least 4 "
+            "characters)."
         )
     for cli_hint, tool_hint in _CLI_HINTS:
         message = message.replace(cli_hint, tool_hint)
@@ -181,22 +185,18 @@ def search(
 
 
 def read(server: Server, memory_id: str) -> dict[str, Any]:
-    from memory_layer.api import agent_provenance, get_memory, history
+    from memory_layer.api import agent_provenance, agent_record, history
 
     config = load_config()
     with server.lock:
-        memory = get_memory(server.conn, memory_id)
+        # A withheld record is refused like an unknown id: no subject, key or reason.
+        memory = agent_record(server.conn, memory_id, config)
         ops = history(server.conn, memory.id)
-    reason = api.agent_withheld_reason(memory, config)
     info = _public(memory, config)
-    if reason is not None:
-        # Agents never receive a withheld record's text, only that it exists and why.
-        info["text"] = None
-    info["withheld"] = reason
     info["created_at"] = memory.created_at
     info["approved_at"] = memory.extra.get("approved_at")
     # Who did what and when, never the values: operations hold pending and rejected text.
-    info["provenance"] = agent_provenance(ops, config, withheld=reason is not None)
+    info["provenance"] = agent_provenance(ops, config, withheld=False)
     return info
 
 
@@ -383,7 +383,7 @@ def _reading_tools(app: MCPServer, server: Server, guarded: Any) -> None:
     @app.tool(name="read")
     def read_tool(memory_id: str) -> dict[str, Any]:
         """One record with its status, review date and provenance (who wrote, approved,
-        changed it). A withheld record's text is not returned, only why it is withheld."""
+        changed it). A record withheld from agents is refused exactly like an unknown id."""
         return guarded(read, memory_id=memory_id)
 
     @app.tool(name="check")

@@ -19,6 +19,7 @@ from click.testing import CliRunner
 
 from memory_layer import api
 from memory_layer.cli import cli
+from memory_layer.errors import NotFound
 from memory_layer.hooks.events import parse_event
 from memory_layer.hooks.handlers import handle
 from memory_layer.memories import edit as raw_edit
@@ -95,8 +96,8 @@ def test_mcp_search_read_and_check(records: dict[str, str], db, cfg) -> None:
     )
     assert [r["id"] for r in found["results"]] == [records["visible"]]
     for kind in KINDS:
-        info = mcp_server.read(server, records[kind])
-        assert info["text"] is None and info["withheld"], kind
+        with pytest.raises(NotFound, match="is available to agents"):
+            mcp_server.read(server, records[kind])
     assert mcp_server.read(server, records["visible"])["text"] == _text("visible")
     # check names a conflicting fact value only when an agent may see it.
     api.remember(
@@ -115,8 +116,9 @@ def test_mcp_search_read_and_check(records: dict[str, str], db, cfg) -> None:
         reason=None,
         tags=None,
     )
-    (conflict,) = [p for p in verdict["problems"] if p["kind"] == "conflict"]
-    assert "20.04" not in conflict["detail"] and "withheld (overdue" in conflict["detail"]
+    # A withheld (overdue) value is not mentioned at all: even "withheld" confirms it.
+    assert not [p for p in verdict["problems"] if p["kind"] == "conflict"]
+    assert "20.04" not in str(verdict) and fact not in str(verdict)
 
 
 def test_cli_recall_for_an_agent(records: dict[str, str]) -> None:

@@ -102,7 +102,7 @@ def test_tools_and_a_full_session(store):
         out["tools"] = {t.name: t for t in listed.tools}
         out["search"] = payload(await s.call_tool("search", {"query": "deploy", "limit": 10}))
         out["read"] = payload(await s.call_tool("read", {"memory_id": ids["deploy"]}))
-        out["read_pending"] = payload(await s.call_tool("read", {"memory_id": ids["pending"]}))
+        out["read_pending"] = await s.call_tool("read", {"memory_id": ids["pending"]})
         out["missing"] = await s.call_tool("read", {"memory_id": "nope-nope"})
         out["check"] = payload(
             await s.call_tool(
@@ -164,11 +164,13 @@ def test_tools_and_a_full_session(store):
     assert out["search"]["results"][0]["approved_by"] == "cli"
 
     assert out["read"]["text"].startswith("Deploy the api")
-    assert out["read"]["withheld"] is None
+    assert "withheld" not in out["read"]
     assert [p["action"] for p in out["read"]["provenance"]][:2] == ["create", "verify"]
-    assert out["read_pending"]["text"] is None
-    assert out["read_pending"]["withheld"] == "pending review"
-    assert out["missing"].is_error and "No memory" in out["missing"].content[0].text
+    # A withheld record is refused exactly like an id that matches nothing.
+    assert out["read_pending"].is_error and out["missing"].is_error
+    pending_text = out["read_pending"].content[0].text.replace(ids["pending"], "ID")
+    assert pending_text == out["missing"].content[0].text.replace("nope-nope", "ID")
+    assert "No memory" in out["missing"].content[0].text
 
     assert [p["kind"] for p in out["check"]["problems"]] == ["duplicate"]
     assert out["check"]["problems"][0]["memory_id"] == ids["deploy"]
@@ -371,7 +373,7 @@ def test_check_withholds_a_sinking_value_like_read_does(store):
     db.close()
 
     async def steps(s: ClientSession) -> Any:
-        read = payload(await s.call_tool("read", {"memory_id": fact}))
+        read = await s.call_tool("read", {"memory_id": fact})
         checked = payload(
             await s.call_tool(
                 "check", {"text": "rhel 9.4 on the box", "subject": "prod-server", "key": "os"}
@@ -380,9 +382,10 @@ def test_check_withholds_a_sinking_value_like_read_does(store):
         return read, checked
 
     read, checked = run(store["cwd"], steps)
-    assert read["withheld"].startswith("sinking") and read["text"] is None
-    assert "ubuntu" not in json.dumps(checked)
-    assert any("sinking" in p["detail"] for p in checked["problems"])
+    # Withheld (sinking): refused like an unknown id, and not mentioned by check at all.
+    assert read.is_error and "is available to agents" in read.content[0].text
+    assert "ubuntu" not in json.dumps(checked) and fact not in json.dumps(checked)
+    assert not [p for p in checked["problems"] if p["kind"] == "conflict"]
 
 
 def test_errors_speak_in_tools_and_refuse_dropped_fields(store):

@@ -30,6 +30,7 @@ _HOMES = {
             "PERSON",
             "SURFACE_KINDS",
             "agent_flags",
+            "agent_record",
             "agent_scope",
             "agent_statuses",
             "agent_withheld_reason",

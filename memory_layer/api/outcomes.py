@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memory_layer.api.reading import agent_withheld_reason
+from memory_layer.api.reading import agent_record
 from memory_layer.api.writing import is_proposal
 from memory_layer.errors import InvalidInput
 
@@ -78,12 +78,13 @@ def report_outcome(
     # One write transaction: two servers reporting as the same agent cannot both pass
     # the once-per-window check.
     with transaction(db):
-        memory = get_memory(db, str(memory_id))
         if is_proposal(source):
-            if agent_withheld_reason(memory, config) is not None:
-                # An agent cannot have used what it was never shown.
-                raise InvalidInput(f"Memory {memory.id} is not available to agents.")
+            # An agent cannot have used what it was never shown; and the refusal is the
+            # one for an unknown id, so a report is no way to probe a withheld record.
+            memory = agent_record(db, memory_id, config)
             check_agent_report(db, memory.id, source)
+        else:
+            memory = get_memory(db, str(memory_id))
         return memory_feedback(
             db, memory.id, worked, actor=source, source=source, reason=reason, config=config
         )

@@ -43,6 +43,28 @@ def agent_withheld_reason(
     return reason(memory, config, now)
 
 
+def agent_record(
+    db: Conn, memory_id: Any, config: dict[str, Any], now: datetime | None = None
+) -> Memory:
+    """The record an agent names by id, if it may receive it.
+
+    A withheld record (pending, retired, rejected, disputed, edited, sinking...) and an
+    id that matches nothing (or an ambiguous prefix) get the same ``NotFound``, worded
+    the same and naming only what the agent typed: any difference (a reason, a field,
+    "already says exactly that") would let an agent confirm what a person withheld."""
+    from memory_layer.errors import NotFound
+    from memory_layer.storage.records import get_memory
+
+    given = str(memory_id or "").strip()
+    try:
+        memory = get_memory(db, given)
+    except NotFound:
+        memory = None
+    if memory is None or agent_withheld_reason(memory, config, now) is not None:
+        raise NotFound(f"No memory with id {given[:80]!r} is available to agents.")
+    return memory
+
+
 def agent_flags(memory: Memory, config: dict[str, Any], now: datetime | None = None) -> list[str]:
     """Warnings that go with a record an agent does receive (a conflict, an overdue
     review when configured to flag)."""

@@ -46,7 +46,14 @@ def verify(
 
 
 def dispute(db: Conn, memory_id: str, *, actor: str, reason: str) -> Memory:
-    """Say a record is wrong: agents stop receiving it until a person decides."""
+    """Say a record is wrong: agents stop receiving it until a person decides. An agent
+    (``mcp:*``) may dispute only what it may receive (``agent_record``)."""
+    from memory_layer.api.reading import agent_record
+    from memory_layer.api.writing import is_proposal
+    from memory_layer.config import load_config
     from memory_layer.trust.verify import dispute as flag
+
+    if is_proposal(actor):
+        memory_id = agent_record(db, memory_id, load_config()).id
 
     return flag(db, memory_id, actor=actor, reason=reason)

@@ -108,6 +108,12 @@ def remember(
         "embedder": embedder,
     }
     if change_of or is_proposal(source):
+        if change_of and is_proposal(source):
+            from memory_layer.api.reading import agent_record
+
+            # Before any comparison with the record's text ("already says exactly
+            # that" would confirm a withheld record's text).
+            change_of = agent_record(db, change_of, config).id
         return _propose(db, text, reason=reason, change_of=change_of, **fields)
     from memory_layer.trust.facts import write
 

@@ -52,7 +52,12 @@ def duplicates(
     vector), whatever their status."""
     found: dict[str, dict[str, Any]] = {}
     for memory in with_same_text(db, text, project, (ACTIVE, PENDING, CONFLICT), with_global=True):
-        found[memory.id] = {"id": memory.id, "status": memory.status, "similarity": 1.0}
+        found[memory.id] = {
+            "id": memory.id,
+            "status": memory.status,
+            "similarity": 1.0,
+            "withheld": agent_withheld_reason(memory, config) is not None,
+        }
     if embedder is not None:
         from memory_layer.retrieval.vectors import vector_index
 
@@ -71,6 +76,7 @@ def duplicates(
                     "id": memory.id,
                     "status": memory.status,
                     "similarity": round(float(cosine), 4),
+                    "withheld": agent_withheld_reason(memory, config) is not None,
                 }
     return list(found.values())
 
@@ -118,6 +124,10 @@ def check_draft(
         )
     )
     for dup in duplicates(db, redacted, project=project, config=config, embedder=embedder):
+        if dup["withheld"]:
+            # Naming a withheld record would confirm what it says: the draft is simply
+            # proposed, and the reviewer sees both.
+            continue
         problems.append(
             {
                 "kind": "duplicate",
@@ -130,16 +140,17 @@ def check_draft(
     if fact:
         wanted = normalise_for_hash(redacted)
         for memory in fact_values(db, project, fact[0], fact[1], (ACTIVE, CONFLICT)):
+            # The caller is an agent (MCP): a record withheld by the same predicate as
+            # `read` and `search` (sinking included) is not mentioned at all, since
+            # even "withheld" would confirm the fact exists.
+            if agent_withheld_reason(memory, config) is not None:
+                continue
             if normalise_for_hash(memory.text) != wanted:
-                # The caller is an agent (MCP): withheld by the same predicate as
-                # `read` and `search` (sinking included), the value stays hidden.
-                hidden = agent_withheld_reason(memory, config)
-                value = f"withheld ({hidden})" if hidden else repr(memory.text)
                 problems.append(
                     {
                         "kind": "conflict",
                         "detail": f"conflicts with {memory.id}: {fact[0]} / {fact[1]} is "
-                        f"{value} there (from {memory.source}, {memory.status})",
+                        f"{memory.text!r} there (from {memory.source}, {memory.status})",
                         "memory_id": memory.id,
                     }
                 )
@@ -210,6 +221,11 @@ def propose_record(
     stored = clean(check_text(text, int(config["remember"]["max_chars"])))
     with transaction(db):
         for dup in with_same_text(db, stored, project, (ACTIVE, PENDING, CONFLICT), limit=1):
+            if agent_withheld_reason(dup, config) is not None:
+                # The same text waits in review already (or is held back): answered
+                # as a fresh proposal of it, since "already recorded" would confirm a
+                # withheld record's text to the agent.
+                return _queued(dup, redacted=dup.text != text.strip())
             return {
                 "status": dup.status,
                 "item_id": dup.id,
@@ -241,12 +257,16 @@ def propose_record(
             record_op(
                 db, actor=source, action="propose", memory_id=memory.id, context={"reason": reason}
             )
+    return _queued(memory, redacted=memory.text != text.strip())
+
+
+def _queued(memory: Any, *, redacted: bool) -> dict[str, Any]:
     return {
-        "status": memory.status,
+        "status": PENDING,
         "item_id": memory.id,
         "kind": "new",
         "memory_id": memory.id,
         "created": True,
-        "redacted": memory.text != text.strip(),
+        "redacted": redacted,
         "note": "Queued for review; agents see it only once a person accepts it.",
     }
