@@ -202,13 +202,16 @@ def thirty(db, cfg):
 
 @pytest.mark.parametrize("extra", ["endpoint=x", "_anchor=zz", "_external=1", "_scheme=ftp"])
 def test_unknown_parameters_never_reach_the_pager(client, thirty, extra):
-    html = page(client, f"/memories?page=2&{extra}&project={PROJECT}")
+    # Refused outright (issue 14: a misspelt filter must not be silently ignored), so
+    # they cannot reach url_for either; the known ones still page.
+    refused = html_lib.unescape(page(client, f"/memories?page=2&{extra}&project={PROJECT}", 400))
+    assert f"Unknown parameter '{extra.split('=')[0]}'" in refused
+    html = page(client, f"/memories?page=2&project={PROJECT}")
     links = re.findall(r'rel="(?:prev|next)" href="([^"]+)"', html)
     assert links
     for link in links:
         link = html_lib.unescape(link)
         assert link.startswith("/memories?") and "#" not in link
-        assert "endpoint" not in link and "_" not in link.split("?")[1].split("=")[0]
         assert "project=github.com" in link
 
 
