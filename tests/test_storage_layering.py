@@ -38,6 +38,7 @@ OWNED_TABLES = (
     "task_credits",
     "memory_changes",  # the vector index's change log (storage.embeddings)
     "meta",  # the store's generation counter (storage.db)
+    "instruction_items",  # imported instruction files (storage.instructions)
 )
 OWNED = re.compile(r"\b(?:FROM|INTO|UPDATE|JOIN)\s+(" + "|".join(OWNED_TABLES) + r")\b")
 # Running a statement at all: the table names above miss a table in an f-string.

@@ -45,6 +45,9 @@ _HOMES = {
     ),
     **dict.fromkeys(["decide", "dispute", "inbox", "verify"], "memory_layer.api.review"),
     **dict.fromkeys(
+        ["FileImport", "import_instructions", "instruction_files"], "memory_layer.api.instructions"
+    ),
+    **dict.fromkeys(
         [
             "Remembered",
             "check_memory_input",
@@ -119,6 +122,9 @@ _HOMES = {
     "Candidate": "memory_layer.capture.candidate",
     "clean": "memory_layer.capture.privacy",
     "event_from_hook": "memory_layer.capture.signals",
+    "events_from_entries": "memory_layer.capture.signals",
+    "text_stored": "memory_layer.storage.records",
+    "transaction": "memory_layer.storage.records",
     "ToolEvent": "memory_layer.capture.signals",
     "command_candidates": "memory_layer.capture.signals",
     "signal_candidates": "memory_layer.capture.signals",

@@ -58,5 +58,6 @@ from memory_layer.cli import data as _data  # noqa: E402,F401
 from memory_layer.cli import hooks as _hooks  # noqa: E402,F401
 from memory_layer.cli import memories as _memories  # noqa: E402,F401
 from memory_layer.cli import outcomes as _outcomes  # noqa: E402,F401
+from memory_layer.cli import seed as _seed  # noqa: E402,F401
 from memory_layer.cli import trust as _trust  # noqa: E402,F401
 from memory_layer.cli import web as _web  # noqa: E402,F401

@@ -50,11 +50,8 @@ def store_candidates(
     (logged, the hook exits 0) rather than storing records active that should wait."""
     from memory_layer.errors import MemoryLayerError
 
-    floor = float(config["hooks"]["min_capture_confidence"])
     ids: list[str] = []
-    for cand in candidates:
-        if cand.confidence < floor:
-            continue
+    for cand in confident(candidates, config):
         try:
             result = api.remember(
                 conn,
@@ -72,6 +69,33 @@ def store_candidates(
             continue
         ids.append(result.memory.id)
     return ids
+
+
+def confident(candidates: list[Candidate], config: dict[str, Any]) -> list[Candidate]:
+    """The candidates confident enough to store (hooks.min_capture_confidence)."""
+    floor = float(config["hooks"]["min_capture_confidence"])
+    return [cand for cand in candidates if cand.confidence >= floor]
+
+
+def transcript_candidates(
+    entries: list[Any], *, subagent: bool = False, tools: bool = False, cwd: str = ""
+) -> list[Candidate]:
+    """What capture proposes from transcript entries: the prose extractors, and with
+    ``tools`` the tool-event signals too (fail -> fix, commands), which a live session
+    gets from PostToolUse instead. The one place a transcript becomes candidates: the
+    Stop/PreCompact/SessionEnd hooks and `memory-layer backfill` both come here."""
+    from memory_layer.api import extract_from_entries
+
+    if subagent:
+        # A subagent's transcript is all sidechain, and its "user" turns are the main
+        # agent's instructions, not the user's: keep only the subagent's own findings.
+        entries = [replace(e, is_sidechain=False) for e in entries if e.role == "assistant"]
+    found = list(extract_from_entries(entries))
+    if tools:
+        from memory_layer.api import events_from_entries, signal_candidates
+
+        found += signal_candidates(events_from_entries(entries), cwd)
+    return found
 
 
 def _tool_fields(event: ToolUsed) -> dict[str, Any]:
@@ -208,7 +232,7 @@ def extract_transcript(
     subagent: bool = False,
 ) -> list[str]:
     """Run the prose extractors over what the transcript gained since last time."""
-    from memory_layer.api import extract_from_entries, read_new_entries
+    from memory_layer.api import read_new_entries
 
     if not path:
         return []
@@ -220,15 +244,11 @@ def extract_transcript(
     entries, new_offset = read_new_entries(
         path, offset, max_bytes=int(config["hooks"]["transcript_max_bytes"])
     )
-    if subagent:
-        # A subagent's transcript is all sidechain, and its "user" turns are the main
-        # agent's instructions, not the user's: keep only the subagent's own findings.
-        entries = [replace(e, is_sidechain=False) for e in entries if e.role == "assistant"]
     stored: list[str] = []
     if config["hooks"]["capture"] and entries:
         stored = store_candidates(
             conn,
-            extract_from_entries(entries),
+            transcript_candidates(entries, subagent=subagent),
             project=project,
             source=source,
             config=config,

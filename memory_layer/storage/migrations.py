@@ -492,3 +492,34 @@ def m080_proposals_base_text(db: Database) -> None:
     # The text a change proposal was made against: accepting it after the record was
     # edited again would silently undo that edit (review refuses; revise or reject).
     db.execute("ALTER TABLE proposals ADD COLUMN base_text TEXT")
+
+
+# --- Import of agent-instruction files (memory-layer import-instructions) -------------
+
+
+@migrations(name="m090_seed_instruction_items")
+def m090_seed_instruction_items(db: Database) -> None:
+    # Which memory each item of an imported instruction file became, so importing the
+    # file again changes nothing, a changed item updates its memory and a removed one
+    # retires it. ``text_hash`` recognises the item in the file; ``stored_hash`` is the
+    # memory's text as the import wrote it (a person's later edit is never overwritten);
+    # ``owned`` = 0 when the item repeated a memory that existed (never retired by us).
+    db.execute(
+        """
+        CREATE TABLE instruction_items (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            path TEXT NOT NULL,            -- the file, absolute
+            project TEXT,                  -- NULL: imported as global
+            section TEXT NOT NULL,
+            position INTEGER NOT NULL,     -- order in the file at the last import
+            text TEXT NOT NULL,            -- the item as the file said it
+            text_hash TEXT NOT NULL,
+            stored_hash TEXT NOT NULL,
+            memory_id TEXT NOT NULL,
+            owned INTEGER NOT NULL,        -- 1: the import created the memory
+            imported_at TEXT NOT NULL,
+            UNIQUE (path, text_hash)
+        )
+        """
+    )
+    db.execute("CREATE INDEX idx_instruction_items_memory ON instruction_items(memory_id)")
