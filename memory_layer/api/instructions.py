@@ -291,6 +291,7 @@ class _Writer:
         if self.dry_run:
             return ItemChange("new", item.text, item.category, item.section)
         from memory_layer.api.writing import remember
+        from memory_layer.storage.records import text_stored
 
         done = remember(
             self.db,
@@ -301,6 +302,10 @@ class _Writer:
             project=self.project,
             tags=[self.name],
             embedder=self.embedder,
+            # Items of one file are distinct by construction: "Run test file: `pytest x`"
+            # and "Run with debug: `pytest x -s`" are near-duplicates to the model, not
+            # to the reader. Only the very same text reinforces what is stored.
+            dedupe=text_stored(self.db, item.text, self.project),
         )
         self._record(item, position, done.memory.id, done.memory.text, owned=done.created)
         if done.created:

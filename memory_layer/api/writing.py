@@ -85,6 +85,7 @@ def remember(
     change_of: str | None = None,
     embedder: Any = None,
     now: datetime | None = None,
+    dedupe: bool = True,
 ) -> Remembered:
     """Store what ``source`` says, under the trust policy: direct writes (the CLI,
     ``/remember``, the dashboard, the mirror), captured ones (``hook:*``) and proposals
@@ -93,7 +94,8 @@ def remember(
     The policy decides the status; a record written active is stamped (approver,
     review-by date, checksum) in the same transaction, so every door's writes carry
     the same stamp; a structured fact (``subject`` + ``key``) written with a different
-    value becomes a conflict instead of overwriting.
+    value becomes a conflict instead of overwriting. ``dedupe=False``: never reinforce an
+    existing record instead (an import whose items are distinct by construction).
     """
     # What a record says, whichever way it is written.
     fields: dict[str, Any] = {
@@ -117,7 +119,7 @@ def remember(
         return _propose(db, text, reason=reason, change_of=change_of, **fields)
     from memory_layer.trust.facts import write
 
-    result = write(db, text, confidence=confidence, now=now, **fields)
+    result = write(db, text, confidence=confidence, now=now, dedupe=dedupe, **fields)
     return Remembered(
         result.memory,
         "new" if result.created else "reinforced",

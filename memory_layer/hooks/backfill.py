@@ -135,6 +135,8 @@ def backfill_transcript(
     start = api.transcript_offset(conn, str(path))
     entries, end = api.read_new_entries(path, start)
     cwd = _first(entries, "cwd")
+    if not entries:  # nothing new: no line says whose session it was
+        return None if projects else TranscriptRun(str(path), path.stem, "", start, end)
     project = _project(cwd, path)
     if not _wanted(project, cwd, projects):
         return None
