@@ -95,6 +95,11 @@ DEFAULTS: dict[str, Any] = {
         # SessionStart block: memories worth knowing without a query.
         "session_start_tokens": 1200,  # budget, estimated at 4 characters per token
         "session_start_limit": 20,
+        # The bar a memory clears before SessionStart shows it (api/session_start.py):
+        # an automatic capture nobody vouched for, never reinforced nor credited, needs
+        # this confidence and this quality (the blend without similarity).
+        "session_start_min_confidence": 0.7,
+        "session_start_min_quality": 0.4,
         "item_chars": 400,  # longer memories are cut in injected blocks
         # Capture from tool events and transcripts.
         "capture": True,

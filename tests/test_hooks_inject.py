@@ -196,7 +196,7 @@ def test_prompt_with_vectors_uses_the_cosine_floor(db, cfg, fake_embedder) -> No
 
 
 def test_output_is_factual_and_bounded(db, cfg) -> None:  # type: ignore[no-untyped-def]
-    add(db, cfg, "x" * 9000 + " deploy gotcha")
+    add(db, cfg, "x" * 9000 + " deploy gotcha: the deploy script needs --force")
     out = handle(event("SessionStart", source="startup"), db, cfg)
     text = context(out)
     assert text.startswith("Memories from earlier sessions")

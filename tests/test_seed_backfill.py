@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from memory_layer.cli.app import cli
 from tests.conftest import FIXTURES
-from tests.test_hooks_support import keyword_claude, write_config, KEYWORD_ONLY
+from tests.test_hooks_support import KEYWORD_ONLY, keyword_claude, write_config
 
 TRANSCRIPTS = FIXTURES / "transcripts"
 SESSIONS = ("py_missing_dependency", "go_sqlc_decisions", "rust_linker_clippy")

@@ -44,6 +44,7 @@ _HOMES = {
         "memory_layer.api.reading",
     ),
     **dict.fromkeys(["decide", "dispute", "inbox", "verify"], "memory_layer.api.review"),
+    "session_start_withheld": "memory_layer.api.session_start",
     **dict.fromkeys(
         ["FileImport", "import_instructions", "instruction_files"], "memory_layer.api.instructions"
     ),

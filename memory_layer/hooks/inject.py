@@ -199,6 +199,12 @@ def prompt_text(
 # --- SessionStart ----------------------------------------------------------------
 
 
+def _clears_bar(memory: Memory, config: dict[str, Any], now: datetime) -> bool:
+    """With no query there is no relevance evidence: only memories that earned a place
+    (``api.session_start_withheld``) are shown; the rest wait for a prompt they answer."""
+    return api.session_start_withheld(memory, config, now) is None
+
+
 def plan_session_start(
     conn: sqlite3.Connection,
     project: str,
@@ -220,7 +226,7 @@ def plan_session_start(
         (
             (m, api.quality(m, config, now))
             for m in pool
-            if m.id not in shown and gate.visible(m)
+            if m.id not in shown and gate.visible(m) and _clears_bar(m, config, now)
         ),
         key=lambda pair: (-pair[1], pair[0].id),
     )[:limit]
