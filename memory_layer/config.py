@@ -281,6 +281,8 @@ RANGES: dict[str, tuple[float, float]] = {
     "hooks.min_keyword": (0.0, 1.0),
     "hooks.min_score": (0.0, 1.0),
     "hooks.min_capture_confidence": (0.0, 1.0),
+    "hooks.session_start_min_confidence": (0.0, 1.0),
+    "hooks.session_start_min_quality": (0.0, 3.0),  # quality x category weight (<= 3)
     "remember.duplicate_threshold": (0.0, 1.0),
     "remember.default_confidence": (0.0, 1.0),
     "outcomes.success_delta": (0.0, 1.0),
