@@ -9,10 +9,12 @@ one JSON line back. Requests:
   ``{"ok": false, "refused": true, "error": "..."}`` for input the CLI must reject
 * ``{"op": "hook", "event": {...}, "deadline": t}``: a hook event
   (``events.Event.to_dict``). SessionStart and UserPromptSubmit are answered
-  with ``{"ok": true, "output": "..."}``; capture events are queued for the
-  worker thread and acknowledged at once (``{"ok": true, "queued": true}``), so
-  the hook returns in milliseconds. Work arriving after the client's deadline
-  is dropped: the client has already done it itself.
+  with ``{"ok": true, "output": "..."}``; capture events are written to the
+  journal (``engine.journal``), queued for the worker thread and acknowledged at
+  once (``{"ok": true, "queued": true}``), so the hook returns in milliseconds and
+  an acknowledged event survives the engine (stop, SIGTERM, kill -9: the next
+  engine replays it). Work arriving after the client's deadline is dropped: the
+  client has already done it itself.
 
 Two database connections (WAL): one answers queries, one is the worker's, so a
 long transcript extraction never delays a prompt. The worker also backfills
@@ -22,24 +24,31 @@ as a hook event waits, and finishes sessions that SessionEnd left pending.
 The engine exits after ``engine.idle_timeout_s`` without requests, on
 ``stop``/SIGTERM, when its socket or lock file disappears (its user directory
 was removed) and when the database file is replaced (a restored backup), so it
-cannot outlive its purpose or serve a stale store.
+cannot outlive its purpose or serve a stale store. On the way out the worker
+drains the queue for at most ``DRAIN_S``; what it has not finished stays in the
+journal. When the database file was replaced it stops at once: its connections
+write to the old file, so the events are left for the engine of the new one.
 """
 
 from __future__ import annotations
 
+import collections
 import fcntl
 import json
 import os
 import queue
 import signal
 import socket
+import sqlite3
 import sys
 import threading
 import time
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from memory_layer import __version__
+from memory_layer.engine import journal
 from memory_layer.engine.client import info_path, socket_path
 from memory_layer.engine.lifecycle import lock_path
 
@@ -47,6 +56,23 @@ MAX_REQUEST_BYTES = 16 * 1024 * 1024
 # Requests from `memory-layer` CLI processes (memory_layer.cli.fast).
 CLI_OPS = frozenset({"recall", "remember"})
 WORKER_NICE = 10
+# How long a stopping engine goes on with queued work. Below lifecycle.stop's 5 s, so
+# `engine stop` never has to kill it; what is left waits in the journal.
+DRAIN_S = 2.0
+# A journaled event the store could not take (locked by another writer, disk full) is
+# tried again after a pause that doubles up to the maximum, before any later event.
+RETRY_PAUSE_S = 1.0
+MAX_RETRY_PAUSE_S = 30.0
+
+
+@dataclass(frozen=True)
+class Job:
+    """Work for the worker: a capture event (``hook``, journaled), SessionStart's slow
+    part (``deferred``) or the sessions that ended while no engine ran (``pending``)."""
+
+    kind: str
+    event: Any = None
+    entry: journal.Entry | None = None
 
 
 def say(message: str) -> None:
@@ -64,8 +90,12 @@ class Engine:
         self.worker_conn = open_db()
         self.query_lock = threading.Lock()
         self.model_lock = threading.Lock()
-        self.jobs: queue.Queue[tuple[str, Any]] = queue.Queue()
+        self.jobs: queue.Queue[Job] = queue.Queue()
+        self.held: collections.deque[Job] = collections.deque()  # to retry, first
+        self.retry_pause = RETRY_PAUSE_S
         self.stopping = threading.Event()
+        self.drain_until = float("inf")  # set when stopping begins
+        self.store_ident = _file_ident(str(self.db_file()))
         self.started = time.time()
         self.last_activity = time.monotonic()
         self.requests = 0
@@ -136,7 +166,7 @@ class Engine:
             "idle_timeout_s": self.config["engine"]["idle_timeout_s"],
             "requests": self.requests,
             "jobs_done": self.jobs_done,
-            "queued": self.jobs.qsize(),
+            "queued": self.waiting(),
             "busy": self.busy,
             "backfilled": self.backfilled,
             "memories": count,
@@ -161,7 +191,7 @@ class Engine:
 
     # --- requests --------------------------------------------------------------------
 
-    def answer(self, message: dict[str, Any]) -> tuple[dict[str, Any], tuple[str, Any] | None]:
+    def answer(self, message: dict[str, Any]) -> tuple[dict[str, Any], Job | None]:
         """The reply, and the job to queue once the reply has reached the client."""
         from memory_layer.hooks.events import event_from_dict
         from memory_layer.hooks.handlers import QUERY_EVENTS, prepare
@@ -185,15 +215,30 @@ class Engine:
         if event.name not in QUERY_EVENTS:
             if time.time() > deadline:
                 return {"ok": False, "late": True}, None
-            return {"ok": True, "queued": True}, ("hook", event)
+            return self.acknowledge(event)
         with self.query_lock:
             reply = prepare(event, self.query_conn, config, embedder=self.embedder)
             if time.time() > deadline:
                 # The hook has answered by itself (and records its own surfacing).
                 return {"ok": False, "late": True}, None
             reply.commit()
-        job = ("deferred", event) if event.name == "SessionStart" else None
+        job = Job("deferred", event) if event.name == "SessionStart" else None
         return {"ok": True, "output": reply.output}, job
+
+    def acknowledge(self, event: Any) -> tuple[dict[str, Any], Job | None]:
+        """Journal a capture event, then promise it: an event the journal cannot take
+        (disk full) is refused, and the hook handles it itself."""
+        from memory_layer.models import utcnow
+
+        if self.stopping.is_set():
+            return {"ok": False, "error": "the engine is stopping"}, None
+        data, received = event.to_dict(), utcnow()
+        try:
+            path = journal.append(data, received)
+        except OSError as exc:
+            say(f"cannot journal {event.name}, refusing it: {exc}")
+            return {"ok": False, "error": f"the engine cannot journal the event ({exc})"}, None
+        return {"ok": True, "queued": True}, Job("hook", event, journal.Entry(path, data, received))
 
     def cli_answer(self, op: str, wire: Any) -> dict[str, Any]:
         """`memory-layer recall` / `remember` for a CLI process, with the warm model: the
@@ -247,6 +292,7 @@ class Engine:
         }
 
     def serve_connection(self, conn: socket.socket) -> None:
+        job: Job | None = None
         try:
             conn.settimeout(5.0)
             buf = bytearray()
@@ -271,64 +317,156 @@ class Engine:
             # failed) is doing the work itself.
             if job is not None:
                 self.jobs.put(job)
+                job = None
         except OSError:
             pass  # the client gave up (deadline); nothing to tell it
         finally:
             conn.close()
+            if job is not None and job.entry is not None:
+                journal.done(job.entry)  # never acknowledged: the hook does it itself
 
     # --- background work ----------------------------------------------------------------
 
     def _interruptible(self, steps: Iterable[Any]) -> Iterator[Any]:
         """Backfill progress hook: stop between batches as soon as an event waits."""
         for step in steps:
-            if not self.jobs.empty() or self.stopping.is_set():
+            if self.waiting() or self.stopping.is_set():
                 return
             yield step
 
     def work(self) -> None:
-        from memory_layer.hooks.capture import process_pending
-        from memory_layer.hooks.handlers import deferred, handle
-        from memory_layer.models import utcnow
-
         try:
             # Capture and backfill are background work: on Linux a thread has its own
             # nice value, so the hooks (and the agent) get the CPU first.
             os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), WORKER_NICE)
         except (AttributeError, OSError):
             pass
-        while not self.stopping.is_set():
-            try:
-                kind, event = self.jobs.get(timeout=0.5)
-            except queue.Empty:
-                if self.needs_backfill:
+        while not self.stopping.is_set() or self.draining():
+            job = self.next_job()
+            if job is None:
+                if self.needs_backfill and not self.stopping.is_set():
                     self.backfill()
                 continue
+            if not self.store_unchanged():
+                # Our connections hold the old file: this event belongs to the new one,
+                # and stays in the journal for the engine that opens it.
+                self.stopping.set()
+                return
             self.busy = True
             try:
-                config = self.current_config()
-                if kind == "hook":
-                    handle(event, self.worker_conn, config, embedder=self.embedder)
-                    if event.name == "SessionEnd":
-                        process_pending(
-                            self.worker_conn,
-                            config,
-                            embedder=self.embedder,
-                            now=utcnow(),
-                            llm=True,
-                        )
-                    self.needs_backfill = self.embedder is not None and self.unembedded()
-                elif kind == "pending":
-                    process_pending(
-                        self.worker_conn, config, embedder=self.embedder, now=utcnow(), llm=True
-                    )
-                elif kind == "deferred":
-                    deferred(event, self.worker_conn, config, embedder=self.embedder, llm=True)
-            except Exception as exc:  # one bad event must not stop the worker
-                say(f"job {kind} failed: {type(exc).__name__}: {exc}")
+                self.run_job(job)
             finally:
                 self.busy = False
                 self.jobs_done += 1
                 self.last_activity = time.monotonic()
+
+    def next_job(self) -> Job | None:
+        """An event held for a retry (after its pause), else the next queued job."""
+        if self.held:
+            self.stopping.wait(self.retry_pause)
+            return self.held.popleft() if not self.stopping.is_set() else None
+        try:
+            return self.jobs.get(timeout=0.5 if not self.stopping.is_set() else 0.05)
+        except queue.Empty:
+            return None
+
+    def waiting(self) -> int:
+        return self.jobs.qsize() + len(self.held)
+
+    def draining(self) -> bool:
+        """Stopping, with queued work left and time to do it, on the same store (held
+        events are not retried then: the store is what held them up)."""
+        return (
+            not self.jobs.empty()
+            and not self.held
+            and time.monotonic() < self.drain_until
+            and self.store_unchanged()
+        )
+
+    def db_file(self) -> Any:
+        from memory_layer.paths import db_path
+
+        return db_path()
+
+    def store_unchanged(self) -> bool:
+        return _file_ident(str(self.db_file())) == self.store_ident
+
+    def run_job(self, job: Job) -> None:
+        """One job; a journaled event is forgotten once its writes are in the store, kept
+        for the next engine when the store could not take them (locked, full, replaced),
+        and set aside as ``*.failed`` when handling it failed for another reason."""
+        from memory_layer.api import store_trouble
+        from memory_layer.errors import DatabaseError
+
+        outcome = "done"
+        try:
+            self.do_job(job)
+        except Exception as exc:  # one bad event must not stop the worker
+            say(f"job {job.kind} failed: {type(exc).__name__}: {exc}")
+            trouble = isinstance(exc, DatabaseError) or (
+                isinstance(exc, sqlite3.Error) and store_trouble(exc)
+            )
+            outcome = "keep" if trouble else "failed"
+        if job.entry is None:
+            return
+        if outcome == "keep":
+            self.held.appendleft(job)
+            self.retry_pause = min(self.retry_pause * 2, MAX_RETRY_PAUSE_S)
+            return
+        self.retry_pause = RETRY_PAUSE_S
+        if outcome == "done" and self.store_unchanged():
+            journal.done(job.entry)
+        elif outcome == "failed":
+            journal.set_aside(job.entry)
+
+    def do_job(self, job: Job) -> None:
+        from memory_layer.api import transaction
+        from memory_layer.hooks.capture import process_pending
+        from memory_layer.hooks.events import TaskEvent, ToolUsed
+        from memory_layer.hooks.handlers import deferred, handle
+        from memory_layer.models import utcnow
+
+        config = self.current_config()
+        conn = self.worker_conn
+        if job.kind == "hook":
+            event, now = job.event, job.entry.received if job.entry else utcnow()
+            if isinstance(event, ToolUsed | TaskEvent):
+                # All or nothing: an engine killed halfway replays the event whole,
+                # never on top of half its writes.
+                with transaction(conn):
+                    handle(event, conn, config, embedder=self.embedder, now=now)
+            else:
+                handle(event, conn, config, embedder=self.embedder, now=now)
+            if event.name == "SessionEnd":
+                process_pending(conn, config, embedder=self.embedder, now=utcnow(), llm=True)
+            self.needs_backfill = self.embedder is not None and self.unembedded()
+        elif job.kind == "pending":
+            process_pending(conn, config, embedder=self.embedder, now=utcnow(), llm=True)
+        elif job.kind == "deferred":
+            deferred(job.event, conn, config, embedder=self.embedder, llm=True)
+
+    def replay_journal(self) -> int:
+        """Queue what earlier engines acknowledged and did not finish, oldest first."""
+        from memory_layer.hooks.events import event_from_dict
+
+        journal.clear_partials()
+        queued = 0
+        for path in journal.pending():
+            try:
+                entry = journal.load(path)
+                if entry is None:
+                    continue
+                event = event_from_dict(entry.event)
+            except Exception as exc:  # kept aside by load, or an event we cannot rebuild
+                say(f"journal entry not replayed: {type(exc).__name__}: {exc}")
+                if path.exists():
+                    journal.set_aside(path)
+                continue
+            self.jobs.put(Job("hook", event, entry))
+            queued += 1
+        if queued:
+            say(f"replaying {queued} acknowledged events from the journal")
+        return queued
 
     def unembedded(self) -> bool:
         """Whether a memory lacks a vector (a partial index makes this instant)."""
@@ -349,7 +487,7 @@ class Engine:
                 say(f"embedded {done} memories lacking a vector from {embedder.model_id}")
             # Interrupted runs come back on the next idle moment, and so does a run whose
             # model was switched under it (what it wrote is the old model's now).
-            self.needs_backfill = not self.jobs.empty() or self.embedder is not embedder
+            self.needs_backfill = bool(self.waiting()) or self.embedder is not embedder
         except Exception as exc:
             say(f"backfill failed: {type(exc).__name__}: {exc}")
             self.needs_backfill = False
@@ -365,12 +503,16 @@ def engine_model_config(config: dict[str, Any]) -> dict[str, Any]:
     return {**config, "embedding": {**config["embedding"], "threads": threads}}
 
 
-def _same_file(path: str, ident: tuple[int, int]) -> bool:
+def _file_ident(path: str) -> tuple[int, int] | None:
     try:
         st = os.stat(path)
     except OSError:
-        return False
-    return (st.st_dev, st.st_ino) == ident
+        return None
+    return (st.st_dev, st.st_ino)
+
+
+def _same_file(path: str, ident: tuple[int, int] | None) -> bool:
+    return ident is not None and _file_ident(path) == ident
 
 
 def _bind(path: str) -> tuple[socket.socket, tuple[int, int]]:
@@ -399,7 +541,8 @@ def _warm_engine() -> Engine:
     began = time.monotonic()
     embedder = get_embedder(engine_model_config(config))
     engine = Engine(config, embedder)
-    engine.jobs.put(("pending", None))  # sessions that ended while no engine ran
+    engine.replay_journal()  # acknowledged before, by an engine that did not finish them
+    engine.jobs.put(Job("pending"))  # sessions that ended while no engine ran
     if embedder is not None:
         # Load the vector matrix now, not on the first prompt.
         vector_index(engine.query_conn, embedder.model_id)
@@ -431,7 +574,7 @@ def _accept_until_done(
             continue
         idle = time.monotonic() - engine.last_activity
         timeout = float(engine.config["engine"]["idle_timeout_s"])
-        if idle > timeout and engine.jobs.empty() and not engine.busy:
+        if idle > timeout and not engine.waiting() and not engine.busy:
             say(f"idle for {idle:.0f}s; exiting")
             return
         if not _same_file(path, idents["socket"]) or not _same_file(lock_path(), idents["lock"]):
@@ -446,7 +589,6 @@ def _accept_until_done(
 
 def serve() -> int:
     """Run the engine until idle, stopped or orphaned. Exit 0 if another one runs."""
-    from memory_layer.paths import db_path
 
     os.umask(0o077)
     lock_fd = os.open(lock_path(), os.O_RDWR | os.O_CREAT, 0o600)
@@ -463,8 +605,7 @@ def serve() -> int:
     try:
         engine = _warm_engine()
         server, idents["socket"] = _bind(path)
-        st = os.stat(db_path())
-        idents["db"] = (st.st_dev, st.st_ino)
+        idents["db"] = engine.store_ident
         engine.publish(engine.config)
         signal.signal(signal.SIGTERM, lambda *_: engine.stopping.set())
         signal.signal(signal.SIGINT, lambda *_: engine.stopping.set())
@@ -472,8 +613,14 @@ def serve() -> int:
         worker = threading.Thread(target=engine.work, name="engine-worker", daemon=True)
         worker.start()
         _accept_until_done(engine, server, path, idents)
+        # Bounded: the worker finishes what it can in DRAIN_S and the journal keeps
+        # the rest (a job cut short is rolled back by SQLite and replayed whole).
+        engine.drain_until = time.monotonic() + DRAIN_S
         engine.stopping.set()
-        worker.join(timeout=30)
+        worker.join(timeout=DRAIN_S + 0.5)
+        left = engine.waiting() + (1 if engine.busy else 0)
+        if left:
+            say(f"{left} acknowledged events left in the journal for the next engine")
         return 0
     finally:
         if server is not None:
