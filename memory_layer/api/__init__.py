@@ -68,6 +68,7 @@ _HOMES = {
     "store_trouble": "memory_layer.storage.db",
     "is_locked": "memory_layer.storage.db",
     "transaction": "memory_layer.storage.records",
+    "brief_wait": "memory_layer.storage.db",
     # reading records
     "Filters": "memory_layer.listing",
     "SORTS": "memory_layer.listing",

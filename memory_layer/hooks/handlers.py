@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from memory_layer import api
+from memory_layer.errors import DatabaseError
 from memory_layer.hooks.events import (
     Compacting,
     Event,
@@ -39,6 +40,33 @@ if TYPE_CHECKING:
     from typing import Any
 
 QUERY_EVENTS = frozenset({"SessionStart", "UserPromptSubmit"})
+# How long a query event's bookkeeping write (the session row, the prompt, what was
+# shown) waits for another process's write lock before it is skipped: the answer is
+# read in WAL mode, which never waits, and must not wait for its own bookkeeping.
+BOOKKEEPING_WAIT_MS = 100
+
+
+@dataclass
+class Bookkeeping:
+    """The writes that record a turn, as opposed to the answer: each waits at most
+    ``BOOKKEEPING_WAIT_MS`` for a lock, and once one found the store locked the rest of
+    the turn's are skipped without waiting (the other writer still holds it)."""
+
+    conn: sqlite3.Connection
+    skipped: list[str] = field(default_factory=list)
+
+    def write(self, what: str, fn: Callable[[], object]) -> None:
+        if self.skipped:
+            self.skipped.append(what)
+            return
+        try:
+            with api.brief_wait(self.conn, BOOKKEEPING_WAIT_MS):
+                fn()
+        except (sqlite3.OperationalError, DatabaseError) as exc:
+            if not api.is_locked(exc):
+                raise
+            self.skipped.append(what)
+            log(f"{what} skipped: another process holds the store's write lock ({exc})")
 
 
 @dataclass
@@ -101,6 +129,7 @@ class Turn:
     config: dict[str, Any]
     embedder: Any
     now: datetime
+    books: Bookkeeping
 
 
 def prepare(
@@ -117,9 +146,13 @@ def prepare(
     if skip_reason(event, project, config):
         return Reply()
     config = _capture_on(event, config)
+    books = Bookkeeping(conn)
     if event.session_id and not isinstance(event, SessionEnded):
-        _touch(conn, event, project, iso(now))
-    turn = Turn(conn, project, config, embedder, now)
+        if event.name in QUERY_EVENTS:
+            books.write("the session row", lambda: _touch(conn, event, project, iso(now)))
+        else:
+            _touch(conn, event, project, iso(now))
+    turn = Turn(conn, project, config, embedder, now, books)
     for kind, handler in _HANDLERS:
         if isinstance(event, kind):
             return handler(event, turn)
@@ -143,10 +176,13 @@ def _on_session_start(event: SessionStarted, turn: Turn) -> Reply:
     # The agent's context starts empty at startup, /clear and compaction; on resume it
     # still holds what was injected before, so those stay "already shown".
     if event.source != "resume":
-        api.reset_context(turn.conn, event.session_id, iso(turn.now))
+        turn.books.write(
+            "the context reset",
+            lambda: api.reset_context(turn.conn, event.session_id, iso(turn.now)),
+        )
     shown = api.shown_in_context(turn.conn, event.session_id)
     plan = plan_session_start(turn.conn, turn.project, turn.config, shown=shown, now=turn.now)
-    return _reply(turn.conn, event, plan, turn.project, turn.now)
+    return _reply(turn, event, plan)
 
 
 def _on_prompt(event: PromptSubmitted, turn: Turn) -> Reply:
@@ -170,7 +206,7 @@ def _on_prompt(event: PromptSubmitted, turn: Turn) -> Reply:
             turn.conn, event.session_id, turn.project, "prompt", text=event.prompt, at=at
         )
 
-    return _reply(turn.conn, event, plan, turn.project, turn.now, also=record_prompt)
+    return _reply(turn, event, plan, also=record_prompt)
 
 
 def _on_tool(event: ToolUsed, turn: Turn) -> Reply:
@@ -233,21 +269,19 @@ def deferred(
 
 
 def _reply(
-    conn: sqlite3.Connection,
+    turn: Turn,
     event: Event,
     plan: Any,
-    project: str,
-    now: datetime,
     also: Callable[[], None] | None = None,
 ) -> Reply:
     from memory_layer.hooks.inject import commit
 
-    def write() -> None:
+    def record() -> None:
         if also is not None:
             also()
-        commit(conn, plan, session_id=event.session_id, project=project, now=now)
+        commit(turn.conn, plan, session_id=event.session_id, project=turn.project, now=turn.now)
 
-    return Reply(context_output(event.name, plan.text), write)
+    return Reply(context_output(event.name, plan.text), lambda: turn.books.write("the turn", record))
 
 
 def _on_stop(event: Stopped, turn: Turn) -> Reply:
