@@ -51,3 +51,54 @@ def backup(dest: Path | None = None) -> dict[str, Any]:
         "bytes": dest.stat().st_size,
         "check": check,
     }
+
+
+def restore(source: Path) -> dict[str, Any]:
+    """Make the store exactly the backup ``source``: checked (integrity, a schema this
+    version knows), staged beside the store, swapped in atomically while no other
+    process has the store open; the current store is kept in backups/ and named in
+    the result. The engine must be stopped first (the CLI does it)."""
+    from memory_layer.paths import db_path
+    from memory_layer.storage.db import store_files
+    from memory_layer.storage.restore import (
+        StoreInUse,
+        file_sha256,
+        held_alone,
+        holders,
+        inspect_backup,
+        stage,
+        swap,
+    )
+
+    store = db_path()
+    source = source.expanduser().resolve()
+    if source in {f.resolve() for f in store_files(store)}:
+        raise InvalidInput(f"{source} is the store itself; name a backup file.")
+    info = inspect_backup(source)
+    others = holders(store_files(store))
+    if others:
+        listed = "; ".join(f"pid {pid}: {cmd}" for pid, cmd in others[:5])
+        raise StoreInUse(
+            f"{store} is open in other processes ({listed}). Close them (the dashboard, MCP "
+            "clients, Claude Code sessions), then run the restore again. Nothing was changed."
+        )
+    stamp = utcnow().strftime("%Y%m%dT%H%M%S%fZ")
+    staged = store.with_name(f".{store.name}.restore-{os.getpid()}")
+    try:
+        exact = stage(source, staged)
+        with held_alone(store) as sound:
+            had_store = store.exists()
+            aside = user_dir() / "backups" / f"replaced-{stamp}.db" if had_store else None
+            kept = swap(store, staged, aside, sound=sound)
+    finally:
+        staged.unlink(missing_ok=True)
+    restored = file_sha256(store)
+    return {
+        "restored": str(source),
+        "path": str(store),
+        "memories": info.memories,
+        "operations": info.operations,
+        "identical": (restored == info.sha256) if exact else None,
+        "previous": [str(p) for p in kept],
+        "previous_was_sound": sound if had_store else None,
+    }

@@ -13,6 +13,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -133,3 +134,165 @@ def test_bookkeeping_is_written_when_the_store_is_free(
     assert rows == [(memory_id, "injected")]
     assert prompts == [(PROMPT,)]
     assert "skipped" not in claude.log()
+
+
+# --- 9: a full disk is a one-line error, and nothing acknowledged is lost -------------
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 2 MB tmpfs: a real filesystem that fills up."""
+    mount = tmp_path / "small"
+    mount.mkdir()
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=2m,mode=0700", "tmpfs", str(mount)],
+        capture_output=True, text=True,
+    )
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here ({done.stderr.strip()}); CI runs as root")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+def fill(disk: Path) -> Path:
+    filler = disk / "filler"
+    with filler.open("wb") as f:
+        try:
+            while True:
+                f.write(b"\0" * 65536)
+                f.flush()
+        except OSError:
+            pass
+    return filler
+
+
+def test_a_full_disk_is_one_line_and_loses_nothing(small_disk: Path, tmp_path: Path) -> None:
+    home = small_disk / "home"
+    env = {**os.environ, "MEMORY_LAYER_HOME": str(home)}
+    write_config(home, KEYWORD_ONLY)
+    first = cli("remember", "Run the tests with `make test`.", "--category", "command", env=env)
+    assert first.returncode == 0, first.stderr
+    filler = fill(small_disk)
+    big = "The deploy checklist: " + " ".join(f"step-{i} verify the canary" for i in range(900))
+    done = cli("remember", big[:9000], "--category", "context", env=env)
+    assert done.returncode == 1
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "is full" in lines[0] and "Traceback" not in done.stderr, lines
+    assert "Free some space" in lines[0]
+    # A hook on the full disk: fail-open, exit 0, the reason in the log.
+    claude = Claude(home, make_project(tmp_path / "shop"))
+    claude.hook("PostToolUse", tool_name="Bash", tool_input={"command": "make test"},
+                tool_response={"stdout": "ok", "stderr": "", "interrupted": False})
+    filler.unlink()
+    # What was stored before is intact, and the store takes writes again.
+    listed = cli("list", "--json", env=env)
+    assert listed.returncode == 0, listed.stderr
+    assert [m["text"] for m in json.loads(listed.stdout)] == ["Run the tests with `make test`."]
+    check = cli("doctor", "--json", env=env)
+    database = next(c for c in json.loads(check.stdout) if c["name"] == "database")
+    assert database["ok"], database
+    again = cli("remember", big[:9000], "--category", "context", env=env)
+    assert again.returncode == 0, again.stderr
+
+
+def test_an_engine_on_a_full_disk_acknowledges_nothing_it_cannot_keep(
+    small_disk: Path, tmp_path: Path
+) -> None:
+    home = small_disk / "home"
+    write_config(home, ENGINE_KEYWORD)
+    claude = Claude(home, make_project(tmp_path / "shop"))
+    env = {**os.environ, "MEMORY_LAYER_HOME": str(home)}
+    started = cli("engine", "start", env=env)
+    assert started.returncode == 0, started.stderr
+    filler = fill(small_disk)
+    try:
+        for i in range(5):
+            claude.hook(
+                "PostToolUse",
+                tool_name="Bash",
+                tool_input={"command": f"echo full-{i}"},
+                tool_response={"stdout": "x" * 20000, "stderr": "", "interrupted": False},
+            )
+        from memory_layer.engine import journal
+
+        os.environ["MEMORY_LAYER_HOME"] = str(home)
+        acknowledged = journal.count()
+        filler.unlink()
+        # Whatever the engine did acknowledge before the disk filled is written now.
+        stopped = cli("engine", "stop", env=env)
+        assert stopped.returncode == 0, stopped.stderr
+        restarted = cli("engine", "start", env=env)
+        assert restarted.returncode == 0, restarted.stderr
+        end = time.monotonic() + 30
+        while journal.count() and time.monotonic() < end:
+            time.sleep(0.1)
+        conn = sqlite3.connect(str(home / "memories.db"))
+        written = conn.execute("SELECT count(*) FROM session_events").fetchone()[0]
+        conn.close()
+        assert journal.count() == 0 and journal.failed() == []
+        assert written >= acknowledged
+        # Refused, not promised: the engine said it could not keep them.
+        assert "cannot journal" in (home / "logs" / "engine.log").read_text()
+    finally:
+        filler.unlink(missing_ok=True)
+        cli("engine", "stop", env=env)
+
+
+# --- 10: stale read-only -wal/-shm are named by doctor ------------------------------
+
+
+def leave_stale_files(store: Path) -> None:
+    for suffix in ("-wal", "-shm"):
+        extra = store.with_name(store.name + suffix)
+        extra.touch()
+        extra.chmod(0o400)  # what a read-only run leaves
+
+
+def test_doctor_names_a_stale_read_only_shm_and_wal(user_home: Path) -> None:
+    write_config(user_home, KEYWORD_ONLY)
+    seed()
+    store = user_home / "memories.db"
+    leave_stale_files(store)
+    done = cli("doctor", "--json")
+    assert done.returncode == 1
+    files = next(c for c in json.loads(done.stdout) if c["name"] == "store files")
+    assert not files["ok"]
+    assert "memories.db-wal is read-only (mode 0400)" in files["detail"]
+    assert "memories.db-shm is read-only (mode 0400)" in files["detail"]
+    assert "memories.db mode 0600" in files["detail"]
+    leave_stale_files(store)  # root's SQLite resets them on open; anyone else's fails
+    text = cli("doctor").stdout
+    assert "!!  store files" in text and "chmod u+w" in text
+    leave_stale_files(store)
+    for suffix in ("-wal", "-shm"):
+        store.with_name(store.name + suffix).chmod(0o600)
+    files = next(c for c in json.loads(cli("doctor", "--json").stdout) if c["name"] == "store files")
+    assert files["ok"], files
+
+
+# --- 11: a corrupt or unreadable store: SessionStart says memory is off ------------------
+
+
+@pytest.mark.parametrize("damage", ["corrupt", "unreadable"])
+def test_session_start_says_once_that_memory_is_off(
+    user_home: Path, tmp_path: Path, damage: str
+) -> None:
+    write_config(user_home, KEYWORD_ONLY)
+    claude = Claude(user_home, make_project(tmp_path / "shop"))
+    store = user_home / "memories.db"
+    if damage == "corrupt":
+        store.write_bytes(b"SQLite format 3\0" + b"\xff" * 8192)
+    else:
+        store.mkdir()  # not a file at all: SQLite cannot open it
+    out = json.loads(claude.hook("SessionStart", source="startup"))
+    message = out["systemMessage"]
+    assert message.startswith("memory-layer: memory is off for this session")
+    assert "memory-layer doctor" in message and "memory-layer backup restore FILE" in message
+    assert len(message) < 600
+    assert "off for this session" in out["hookSpecificOutput"]["additionalContext"]
+    # Said once: the prompts and a compaction of the same session stay silent.
+    assert claude.hook("UserPromptSubmit", prompt=PROMPT) == ""
+    assert claude.hook("SessionStart", source="compact") == ""
+    assert "fail-open" in claude.log()

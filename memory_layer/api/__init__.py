@@ -101,6 +101,7 @@ _HOMES = {
     "clean_scene": "memory_layer.trust.facts",
     "clean_field": "memory_layer.trust.fields",
     "health": "memory_layer.storage.db",
+    "describe_store_files": "memory_layer.storage.db",
     "fts5_available": "memory_layer.storage.db",
     "set_busy_timeout": "memory_layer.storage.db",
     "total_memories": "memory_layer.storage.records",
@@ -121,6 +122,7 @@ _HOMES = {
     "export_records": "memory_layer.transfer",
     "backfill": "memory_layer.indexing",
     "backup": "memory_layer.backup",
+    "restore_backup": "memory_layer.backup:restore",
     # capture: the extractors the hooks feed, and the session activity they record
     "Candidate": "memory_layer.capture.candidate",
     "clean": "memory_layer.capture.privacy",

@@ -47,6 +47,33 @@ def run_checks() -> list[dict[str, Any]]:
         perms = oct(db_path().stat().st_mode & 0o777)
         return result == "ok", f"{db_path()}: {count} memories, {mode}, mode {perms}, {result}"
 
+    def store_files() -> tuple[bool, str]:
+        from memory_layer.api import describe_store_files
+
+        lines = describe_store_files(db_path())
+        detail = "; ".join(line for line, _ in lines)
+        if all(fine for _, fine in lines):
+            return True, detail
+        return False, (
+            f"{detail}. Every file of the store must be a regular file you own and can "
+            "write: `memory-layer engine stop`, then `chmod u+w` it (a stale -wal/-shm "
+            "left by a read-only run may also be removed once nothing uses the store)."
+        )
+
+    def journal() -> tuple[bool, str]:
+        from memory_layer.engine import journal as engine_journal
+
+        waiting, failed = engine_journal.count(), len(engine_journal.failed())
+        detail = f"{waiting} acknowledged hook events waiting for the engine"
+        if waiting:
+            detail += " (written when it next starts: `memory-layer engine start`)"
+        if failed:
+            return False, (
+                f"{detail}; {failed} could not be handled and are kept in "
+                f"{engine_journal.journal_dir()} (*.failed) for a look; engine.log says why."
+            )
+        return True, detail
+
     def fts() -> tuple[bool, str]:
         from memory_layer.api import fts5_available
 
@@ -86,7 +113,10 @@ def run_checks() -> list[dict[str, Any]]:
     check("python", python)
     check("user directory", directory)
     check("config", configuration)
+    # The files as found: opening the store (next) may recreate a stale -wal/-shm.
+    check("store files", store_files)
     check("database", database)
+    check("journal", journal)
     check("full-text search", fts)
     check("embedding model", embeddings)
     check("vectors", vectors)

@@ -288,19 +288,24 @@ def mirror(directory: str, do_commit: bool, as_json: bool) -> None:
         click.echo(f"Skipped {item['file']}: {item['why']}.", err=True)
 
 
-@cli.command()
+@cli.group(invoke_without_command=True)
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Backup file to write.")
 @json_option
-def backup(output: str | None, as_json: bool) -> None:
+@click.pass_context
+def backup(ctx: click.Context, output: str | None, as_json: bool) -> None:
     """Copy the database consistently, even while other processes use it.
 
     Default destination: backups/memories-<time>.db in the memory-layer directory.
+    `memory-layer backup restore FILE` puts a backup back.
 
     \b
     Examples:
         memory-layer backup
         memory-layer backup -o /mnt/usb/memories.db
+        memory-layer backup restore ~/.memory-layer/backups/memories-20260101T120000Z.db
     """
+    if ctx.invoked_subcommand is not None:
+        return
     from pathlib import Path
 
     from memory_layer.api import backup as do_backup
@@ -310,6 +315,49 @@ def backup(output: str | None, as_json: bool) -> None:
         echo_json(info)
         return
     click.echo(f"Backed up {info['memories']} memories to {info['path']}.")
+
+
+@backup.command(name="restore")
+@click.argument("file", type=click.Path(dir_okay=False))
+@json_option
+def backup_restore(file: str, as_json: bool) -> None:
+    """Replace the store with the backup FILE, exactly; the current store is kept.
+
+    Stops the background engine first (what it acknowledged is written to the current
+    store before it is set aside), and refuses while another process (the dashboard,
+    an MCP server, a Claude Code session's hook) has the store open. FILE must pass
+    SQLite's integrity check and hold a schema this version knows. The current files
+    are kept as backups/replaced-<time>.db, so a restore can itself be undone.
+
+    \b
+    Examples:
+        memory-layer backup restore ~/.memory-layer/backups/memories-20260101T120000Z.db
+        memory-layer backup restore /mnt/usb/memories.db --json
+    """
+    from pathlib import Path
+
+    from memory_layer.api import restore_backup
+    from memory_layer.engine.lifecycle import stop
+    from memory_layer.engine.server import replay_into
+
+    stop()
+    unreplayed = replay_into()
+    info = restore_backup(Path(file))
+    info["unreplayed_journal"] = unreplayed
+    if as_json:
+        echo_json(info)
+        return
+    click.echo(
+        f"Restored {info['memories']} memories and {info['operations']} operations "
+        f"from {info['restored']}."
+    )
+    if info["previous"]:
+        click.echo(
+            f"The previous store is kept at {info['previous'][0]} "
+            f"(`memory-layer backup restore {info['previous'][0]}` puts it back)."
+        )
+    if unreplayed:
+        click.echo(f"Engine events that could not be written to the old store: {unreplayed}.")
 
 
 @cli.command()

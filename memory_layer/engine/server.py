@@ -420,23 +420,15 @@ class Engine:
             journal.set_aside(job.entry)
 
     def do_job(self, job: Job) -> None:
-        from memory_layer.api import transaction
         from memory_layer.hooks.capture import process_pending
-        from memory_layer.hooks.events import TaskEvent, ToolUsed
-        from memory_layer.hooks.handlers import deferred, handle
+        from memory_layer.hooks.handlers import deferred
         from memory_layer.models import utcnow
 
         config = self.current_config()
         conn = self.worker_conn
         if job.kind == "hook":
             event, now = job.event, job.entry.received if job.entry else utcnow()
-            if isinstance(event, ToolUsed | TaskEvent):
-                # All or nothing: an engine killed halfway replays the event whole,
-                # never on top of half its writes.
-                with transaction(conn):
-                    handle(event, conn, config, embedder=self.embedder, now=now)
-            else:
-                handle(event, conn, config, embedder=self.embedder, now=now)
+            handle_acknowledged(conn, event, now, config, self.embedder)
             if event.name == "SessionEnd":
                 process_pending(conn, config, embedder=self.embedder, now=utcnow(), llm=True)
             self.needs_backfill = self.embedder is not None and self.unembedded()
@@ -493,6 +485,71 @@ class Engine:
             self.needs_backfill = False
         finally:
             self.busy = False
+
+
+def handle_acknowledged(
+    conn: sqlite3.Connection, event: Any, now: Any, config: dict[str, Any], embedder: Any
+) -> None:
+    """Handle a journaled capture event as of ``now``, when it was acknowledged."""
+    from memory_layer.api import transaction
+    from memory_layer.hooks.events import TaskEvent, ToolUsed
+    from memory_layer.hooks.handlers import handle
+
+    if isinstance(event, ToolUsed | TaskEvent):
+        # All or nothing: an engine killed halfway replays the event whole, never on
+        # top of half its writes.
+        with transaction(conn):
+            handle(event, conn, config, embedder=embedder, now=now)
+    else:
+        handle(event, conn, config, embedder=embedder, now=now)
+
+
+def replay_into() -> str | None:
+    """Write what the journal holds into the current store, in this process, with no
+    engine running (`backup restore`, before the store is set aside: what an engine
+    acknowledged belongs to the store it was acknowledged for). Entries the store
+    cannot take (it is damaged) are moved to a folder in backups/, which is returned."""
+    from memory_layer.api import open_db, store_trouble
+    from memory_layer.config import load_config
+    from memory_layer.errors import DatabaseError
+    from memory_layer.hooks.events import event_from_dict
+    from memory_layer.models import utcnow
+    from memory_layer.paths import user_dir
+
+    paths = journal.pending()
+    if not paths:
+        return None
+    config = load_config()
+    try:
+        conn = open_db()
+    except DatabaseError:
+        conn = None
+    try:
+        for path in paths:
+            if conn is None:
+                break
+            entry = journal.load(path)
+            if entry is None:
+                continue
+            try:
+                handle_acknowledged(conn, event_from_dict(entry.event), entry.received,
+                                    config, None)
+            except (DatabaseError, sqlite3.DatabaseError) as exc:
+                if isinstance(exc, sqlite3.DatabaseError) and not store_trouble(exc):
+                    raise
+                break
+            journal.done(entry)
+    finally:
+        if conn is not None:
+            conn.close()
+    left = journal.pending()
+    if not left:
+        return None
+    folder = user_dir() / "backups" / f"journal-{utcnow().strftime('%Y%m%dT%H%M%S%fZ')}"
+    folder.mkdir(parents=True, exist_ok=True)
+    for path in left:
+        os.replace(path, folder / path.name)
+    return str(folder)
 
 
 def engine_model_config(config: dict[str, Any]) -> dict[str, Any]:

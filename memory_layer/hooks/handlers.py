@@ -44,6 +44,8 @@ QUERY_EVENTS = frozenset({"SessionStart", "UserPromptSubmit"})
 # shown) waits for another process's write lock before it is skipped: the answer is
 # read in WAL mode, which never waits, and must not wait for its own bookkeeping.
 BOOKKEEPING_WAIT_MS = 100
+# A store that can be read but not written (a full disk, a read-only file) still answers.
+_UNWRITABLE_WORDS = ("disk is full", "readonly", "read-only")
 
 
 @dataclass
@@ -63,10 +65,14 @@ class Bookkeeping:
             with api.brief_wait(self.conn, BOOKKEEPING_WAIT_MS):
                 fn()
         except (sqlite3.OperationalError, DatabaseError) as exc:
-            if not api.is_locked(exc):
+            if api.is_locked(exc):
+                why = "another process holds the store's write lock"
+            elif any(word in str(exc) for word in _UNWRITABLE_WORDS):
+                why = "the store cannot be written (disk full or read-only)"
+            else:
                 raise
             self.skipped.append(what)
-            log(f"{what} skipped: another process holds the store's write lock ({exc})")
+            log(f"{what} skipped: {why} ({exc})")
 
 
 @dataclass

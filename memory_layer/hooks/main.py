@@ -145,7 +145,49 @@ def dispatch(name: str, raw: bytes, env: Mapping[str, str] | None = None) -> str
         return output
     except Exception as exc:
         log(f"{name}: failed (fail-open, nothing injected or captured)", exc=exc)
+        return _memory_off_notice(event, exc)
+
+
+def _memory_off_notice(event: Event, exc: Exception) -> str:
+    """When the store itself is the trouble (corrupt, unreadable, not a database),
+    SessionStart says so, once per session and briefly: to the user, with how to fix
+    it, and to the agent, so it does not count on memories. Every other hook stays
+    silent (fail-open)."""
+    import sqlite3
+
+    from memory_layer.errors import DatabaseError
+
+    store_error = isinstance(exc, DatabaseError) or (
+        isinstance(exc, sqlite3.DatabaseError) and not isinstance(exc, sqlite3.OperationalError)
+    )
+    # A compaction is the same session, already told; a lock is not "memory is off".
+    if not store_error or event.name != "SessionStart" or getattr(event, "source", "") == "compact":
         return ""
+    if "locked" in str(exc):
+        return ""
+    import json
+
+    from memory_layer.paths import db_path
+
+    reason = str(exc).split(". ", 1)[0][:300]
+    message = (
+        f"memory-layer: memory is off for this session: {reason}. "
+        "Run `memory-layer doctor` to see why; `memory-layer backup restore FILE` "
+        "puts back a backup (kept in the backups/ folder beside the store)."
+    )
+    return json.dumps(
+        {
+            "systemMessage": message,
+            "hookSpecificOutput": {
+                "hookEventName": "SessionStart",
+                "additionalContext": (
+                    f"memory-layer is off for this session: its store ({db_path()}) cannot "
+                    "be read, so no memories are injected or captured."
+                ),
+            },
+        },
+        ensure_ascii=False,
+    )
 
 
 def run(argv: list[str], stdin: BinaryIO, stdout: TextIO, env: Mapping[str, Any]) -> int:

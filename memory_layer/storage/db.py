@@ -13,13 +13,22 @@ from memory_layer.paths import db_path
 from memory_layer.storage.conn import Conn, raw
 
 BUSY_TIMEOUT_MS = 5000
+# Less free space than this beside the store: a "disk I/O error" is a full disk.
+NEARLY_FULL_BYTES = 1024 * 1024
 
 
 _LOCK_WORDS = ("locked", "busy")
 # What sqlite3 says when the store itself is the trouble, as opposed to a bug in a query
 # ("no such column"): every door turns these into the named error below.
 _STORE_WORDS = (*_LOCK_WORDS, "malformed", "corrupt", "not a database", "disk I/O",
-                "readonly", "unable to open")
+                "readonly", "unable to open", "disk is full")
+# The files SQLite keeps for one store: the database, its write-ahead log and the
+# shared-memory index (present while the store is in use, and left by a crash).
+STORE_SUFFIXES = ("", "-wal", "-shm")
+RESTORE_HINT = (
+    "`memory-layer backup restore FILE` puts a backup back "
+    "(backups are in the backups/ folder of the memory-layer directory)"
+)
 
 
 def is_locked(exc: sqlite3.Error) -> bool:
@@ -42,10 +51,81 @@ def explain_error(exc: sqlite3.Error, path: Path | str) -> DatabaseError:
     if "not a database" in message or "malformed" in message or "corrupt" in message:
         return DatabaseError(
             f"{path} is corrupt or not a memory-layer database ({message}). Nothing was "
-            "changed. Move it aside and restore a backup (`memory-layer backup` makes them), "
-            "or point MEMORY_LAYER_HOME at another directory."
+            f"changed. {RESTORE_HINT[0].upper()}{RESTORE_HINT[1:]}, keeping the damaged "
+            "file aside; or point MEMORY_LAYER_HOME at another directory."
+        )
+    if "disk is full" in message or ("disk I/O" in message and _nearly_full(Path(path))):
+        return DatabaseError(
+            f"The disk holding {path} is full: nothing was written, and what was stored "
+            "before is intact. Free some space and run the command again."
+        )
+    if "readonly" in message:
+        problems = file_problems(Path(path))
+        named = "; ".join(problems) if problems else f"{path} or its folder is read-only"
+        return DatabaseError(
+            f"Cannot write to the store: {named}. Make the files writable "
+            "(`chmod u+w` on each, as their owner) or remove a stale -wal/-shm after "
+            "`memory-layer engine stop`; `memory-layer doctor` checks every file."
         )
     return DatabaseError(f"Cannot use {path}: {message}")
+
+
+def _nearly_full(path: Path) -> bool:
+    """Whether the filesystem holding ``path`` has less room than a write needs: SQLite
+    reports a full disk as "disk I/O error" when the log or its index cannot grow."""
+    try:
+        st = os.statvfs(path.parent)
+    except OSError:
+        return False
+    return st.f_bavail * st.f_frsize < NEARLY_FULL_BYTES
+
+
+def store_files(path: Path) -> list[Path]:
+    """The database file and the -wal/-shm files beside it, present or not."""
+    return [path.with_name(path.name + suffix) for suffix in STORE_SUFFIXES]
+
+
+def describe_store_files(path: Path) -> list[tuple[str, bool]]:
+    """One line per file of the store (present or not) and whether it is fine: what
+    `doctor` shows, so a stale read-only -wal/-shm is named, not hidden behind "ok"."""
+    import stat
+
+    problems = {p.split(" ", 1)[0]: p for p in file_problems(path)}
+    lines = []
+    for file in store_files(path):
+        if file.name in problems:
+            lines.append((problems[file.name], False))
+            continue
+        try:
+            st = file.lstat()
+        except FileNotFoundError:
+            lines.append((f"{file.name} absent", True))
+            continue
+        lines.append((f"{file.name} mode {stat.S_IMODE(st.st_mode):04o}, {st.st_size} bytes", True))
+    return lines
+
+
+def file_problems(path: Path) -> list[str]:
+    """What keeps this user from writing each file of the store at ``path``: a file
+    without the owner's write bit (root writes it anyway, nobody else does), owned by
+    another user, or not a regular file. Empty when every present file is fine."""
+    import stat
+
+    problems = []
+    for file in store_files(path):
+        try:
+            st = file.lstat()
+        except FileNotFoundError:
+            continue
+        if not stat.S_ISREG(st.st_mode):
+            problems.append(f"{file.name} is not a regular file")
+            continue
+        mode = stat.S_IMODE(st.st_mode)
+        if st.st_uid != os.getuid():
+            problems.append(f"{file.name} belongs to uid {st.st_uid}, not to you")
+        elif not mode & stat.S_IWUSR:
+            problems.append(f"{file.name} is read-only (mode {mode:04o})")
+    return problems
 
 
 def set_busy_timeout(conn: sqlite3.Connection, ms: int) -> None:
@@ -154,6 +234,9 @@ def copy_store(source: Conn, dest: Path) -> sqlite3.Connection:
     target = sqlite3.connect(str(dest))
     try:
         raw(source).backup(target)
+        # One self-contained file (a WAL store's copy would be in WAL mode too, and any
+        # reader would leave -wal/-shm files beside it).
+        target.execute("PRAGMA journal_mode = DELETE")
     except BaseException:
         target.close()
         raise
