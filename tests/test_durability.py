@@ -143,13 +143,20 @@ def cli(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-@pytest.mark.parametrize("how", ["engine stop", "SIGTERM", "SIGKILL"])
+@pytest.mark.parametrize("how", ["engine stop", "SIGTERM", "SIGKILL", "version mismatch"])
 def test_acknowledged_events_survive_the_engine(claude: Claude, how: str) -> None:
     pid, holder = busy_engine_with_acknowledged_events(claude)
     began = time.monotonic()
     if how == "engine stop":
         done = cli("engine", "stop")
         assert done.returncode == 0, done.stderr
+    elif how == "version mismatch":
+        # The plugin was updated while the engine ran: it published an older version,
+        # so the next hook answers by itself and asks the engine to stop.
+        info = Path(lifecycle.info_path())
+        info.write_text(json.dumps({**json.loads(info.read_text()), "version": "0.0.1"}))
+        claude.hook("UserPromptSubmit", prompt="how do we deploy")
+        assert "asked the engine to stop" in claude.log()
     else:
         os.kill(pid, getattr(signal, how))
     assert wait_for(lambda: not lifecycle._alive(pid), 10)

@@ -51,8 +51,8 @@ def explain_error(exc: sqlite3.Error, path: Path | str) -> DatabaseError:
     if "not a database" in message or "malformed" in message or "corrupt" in message:
         return DatabaseError(
             f"{path} is corrupt or not a memory-layer database ({message}). Nothing was "
-            f"changed. {RESTORE_HINT[0].upper()}{RESTORE_HINT[1:]}, keeping the damaged "
-            "file aside; or point MEMORY_LAYER_HOME at another directory."
+            f"changed. To restore a backup: {RESTORE_HINT}, keeping the damaged file "
+            "aside; or point MEMORY_LAYER_HOME at another directory."
         )
     if "disk is full" in message or ("disk I/O" in message and _nearly_full(Path(path))):
         return DatabaseError(
