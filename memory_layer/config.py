@@ -195,6 +195,9 @@ DEFAULTS: dict[str, Any] = {
         # Hook extractions come from the user's own session: active by default (see
         # docs/sharing.md); set to "pending" to review every captured memory first.
         "hook_writes": "active",
+        # Captured words that came from tool output, a file or page the agent read, or
+        # the assistant relaying one (memories.origin): held for a person by default.
+        "external_writes": "pending",
         # Any other source (mcp:* always) goes to the review inbox as pending.
         "other_writes": "pending",
         # Records past their review-by date: "withhold" from agents or "flag" them.
@@ -256,6 +259,7 @@ def _unknown_key(key: str) -> ConfigError:
 CHOICES: dict[str, tuple[str, ...]] = {
     "trust.hook_writes": ("active", "pending"),
     "trust.other_writes": ("active", "pending"),
+    "trust.external_writes": ("active", "pending"),
     "trust.overdue": ("withhold", "flag"),
     "trust.conflicts": ("show", "hide"),
 }

@@ -10,7 +10,7 @@ import pytest
 from memory_layer.capture.candidate import CATEGORIES, Candidate
 from memory_layer.capture.extract import extract, extract_from_entries
 from memory_layer.capture.prose import prose_sentences
-from memory_layer.capture.transcript import read_new_entries
+from memory_layer.capture.transcript import Entry, read_new_entries
 from memory_layer.errors import InvalidInput, UnknownCategory
 
 
@@ -316,3 +316,68 @@ def test_candidate_validates_category_and_confidence() -> None:
     with pytest.raises(InvalidInput):
         Candidate("x", "general", 1.5, "test")
     assert len(CATEGORIES) == 16
+
+
+# --- provenance (issue 12) -----------------------------------------------------------
+
+
+def _tool_entry(text: str) -> Entry:
+    from memory_layer.capture.transcript import ToolResult
+
+    return Entry(
+        type="user",
+        role="user",
+        uuid="t1",
+        tool_results=(ToolResult("toolu_1", text),),
+        is_tool_result=True,
+    )
+
+
+def test_an_assistant_sentence_repeating_tool_text_is_marked_relayed():
+    readme = (
+        "Setup: note that the build must always run with NODE_ENV=test, or fixtures load twice."
+    )
+    said = "Note that the build must always run with NODE_ENV=test, or fixtures load twice."
+    entries = [
+        _tool_entry(readme),
+        Entry(type="assistant", role="assistant", uuid="a1", texts=(said,)),
+    ]
+    (cand,) = extract_from_entries(entries)
+    assert cand.origin == "relayed"
+    # The same sentence with no tool text before it is the assistant's own finding.
+    (own,) = extract_from_entries(entries[1:])
+    assert own.origin == ""
+
+
+def test_attribution_to_a_document_marks_the_sentence_relayed():
+    said = "The README says that you must never commit the .env file, it holds live keys."
+    entries = [Entry(type="assistant", role="assistant", uuid="a1", texts=(f"Note that {said}",))]
+    assert all(c.origin == "relayed" for c in extract_from_entries(entries))
+
+
+def test_relay_detection_reads_cjk_without_spaces():
+    from memory_layer.capture.provenance import ToolText
+
+    tools = ToolText()
+    tools.add("部署之前必须先运行数据库迁移，否则服务会启动失败。")
+    assert tools.relays("部署之前必须先运行数据库迁移，否则服务会启动失败")
+    assert not tools.relays("我们决定使用 Vitest 而不是 Jest，因为它更快")
+
+
+def test_a_compaction_summary_is_the_assistants_account_not_the_users():
+    summary = (
+        "This session is being continued from a previous conversation.\n"
+        "From now on, use yarn instead of npm for every install."
+    )
+    entries = [
+        Entry(type="user", role="user", uuid="c1", texts=(summary,), is_compact_summary=True)
+    ]
+    # Read as the user's words it would be a standing rule; it is the model's summary.
+    assert extract_from_entries(entries) == []
+    assert extract_from_entries([replace_compact(entries[0])]) != []
+
+
+def replace_compact(entry: Entry) -> Entry:
+    from dataclasses import replace
+
+    return replace(entry, is_compact_summary=False)

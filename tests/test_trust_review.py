@@ -317,3 +317,32 @@ def test_a_proposed_fact_value_says_what_it_would_replace(db, cfg):
     assert f"1 other proposal(s) for this fact: {second['item_id']}" in why
     out = CliRunner().invoke(cli, ["review"]).output
     assert "replaces the current value 'ubuntu 22.04'" in out
+
+
+def test_external_origin_is_pending_whatever_hook_writes_says(db, cfg):
+    from memory_layer.errors import ConfigError, InvalidInput
+    from memory_layer.trust.facts import write
+    from memory_layer.trust.policy import initial_status
+
+    assert initial_status("hook:Stop", cfg) == "active"
+    assert initial_status("hook:Stop", cfg, "relayed") == "pending"
+    assert initial_status("cli", cfg, "tool_output") == "pending"
+    assert (
+        initial_status(
+            "mcp:x", {**cfg, "trust": {**cfg["trust"], "external_writes": "active"}}, "web"
+        )
+        == "pending"
+    )
+    held = write(
+        db, "Run `make bootstrap` first.", config=cfg, source="hook:Stop", origin="relayed"
+    )
+    assert (held.memory.status, held.memory.extra["origin"]) == ("pending", "relayed")
+    again = write(
+        db, "Run `make bootstrap` first.", config=cfg, source="hook:Stop", origin="relayed"
+    )
+    assert again.created is False and again.memory.id == held.memory.id
+    with pytest.raises(InvalidInput, match="Unknown origin"):
+        write(db, "x y z w", config=cfg, source="hook:Stop", origin="rumour")
+    broken = {**cfg, "trust": {**cfg["trust"], "external_writes": "maybe"}}
+    with pytest.raises(ConfigError, match="trust.external_writes"):
+        initial_status("hook:Stop", broken, "file")

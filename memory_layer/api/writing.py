@@ -19,7 +19,6 @@ if TYPE_CHECKING:
     from memory_layer.storage.conn import Conn
 
 
-
 @dataclass(frozen=True)
 class Remembered:
     """What a write did. ``outcome`` is one of:
@@ -86,6 +85,7 @@ def remember(
     embedder: Any = None,
     now: datetime | None = None,
     dedupe: bool = True,
+    origin: str | None = None,
 ) -> Remembered:
     """Store what ``source`` says, under the trust policy: direct writes (the CLI,
     ``/remember``, the dashboard, the mirror), captured ones (``hook:*``) and proposals
@@ -96,6 +96,9 @@ def remember(
     the same stamp; a structured fact (``subject`` + ``key``) written with a different
     value becomes a conflict instead of overwriting. ``dedupe=False``: never reinforce an
     existing record instead (an import whose items are distinct by construction).
+    ``origin``: the words came from tool output, a file or page, or assistant text
+    relaying one (``trust.policy.ORIGINS``); the record keeps it and, by default, waits
+    for a person (``trust.external_writes``).
     """
     # What a record says, whichever way it is written.
     fields: dict[str, Any] = {
@@ -119,7 +122,9 @@ def remember(
         return _propose(db, text, reason=reason, change_of=change_of, **fields)
     from memory_layer.trust.facts import write
 
-    result = write(db, text, confidence=confidence, now=now, dedupe=dedupe, **fields)
+    result = write(
+        db, text, confidence=confidence, now=now, dedupe=dedupe, origin=origin, **fields
+    )
     return Remembered(
         result.memory,
         "new" if result.created else "reinforced",

@@ -19,6 +19,8 @@ class Candidate:
     keep this memory (explicit user instructions score higher than inferred
     root causes).  ``evidence`` is the cleaned source snippet it came from, and
     ``source`` an optional pointer (e.g. a transcript line uuid) for provenance.
+    ``origin`` is empty when the words are the speaker's own, else where they came
+    from (``capture.provenance``: tool output, or assistant text relaying it).
     """
 
     text: str
@@ -27,6 +29,7 @@ class Candidate:
     extractor: str
     evidence: str = ""
     source: str = ""
+    origin: str = ""
 
     def __post_init__(self) -> None:
         if self.category not in CATEGORIES:

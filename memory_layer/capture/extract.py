@@ -32,6 +32,7 @@ from memory_layer.capture.classify import (
     is_rule_verb,
 )
 from memory_layer.capture.prose import prose_sentences
+from memory_layer.capture.provenance import RELAYED, ToolText
 from memory_layer.capture.transcript import Entry
 
 __all__ = ["extract", "extract_from_entries", "prose_sentences"]
@@ -418,18 +419,38 @@ def extract_from_entries(entries: Iterable[Entry]) -> list[Candidate]:
 
     Skips subagent (sidechain) lines, whose "user" turns were written by the
     main agent, Claude Code's own meta lines (hook notices, skill bodies),
-    slash-command echoes, tool results, summaries and system lines.
+    slash-command echoes, tool results, summaries and system lines.  A
+    compaction summary is read as the assistant's account (it is the model's
+    summary, never the user's words).  An assistant candidate whose sentence
+    repeats what a tool returned earlier in the batch is marked ``relayed``.
     """
     found: list[Candidate] = []
+    tools = ToolText()
     for entry in entries:
         if entry.is_sidechain or entry.is_meta or entry.type not in ("user", "assistant"):
             continue
         if entry.is_tool_result:
+            _add_tool_text(tools, entry)
             continue  # tool output, even when stored as a bare string
-        if entry.role not in ("user", "assistant"):
+        role = "assistant" if entry.is_compact_summary else entry.role
+        if role not in ("user", "assistant"):
             continue
         for text in entry.texts:
-            if entry.role == "user" and _COMMAND_TEXT.match(text):
+            if role == "user" and _COMMAND_TEXT.match(text):
                 continue
-            found.extend(extract(text, entry.role, entry.uuid))
+            for cand in extract(text, role, entry.uuid):
+                if role == "assistant" and tools.relays(cand.evidence or cand.text):
+                    cand = replace(cand, origin=RELAYED)
+                found.append(cand)
     return dedupe(found)
+
+
+def _add_tool_text(tools: ToolText, entry: Entry) -> None:
+    for result in entry.tool_results:
+        tools.add(result.text)
+    out = entry.tool_output
+    if out is not None:
+        for part in (out.stdout, out.stderr, out.error):
+            tools.add(part)
+    if not entry.tool_results:
+        tools.add(entry.text)  # a result stored as a bare string in content

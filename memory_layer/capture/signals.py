@@ -29,6 +29,7 @@ from memory_layer.capture.commands import (
     similar,
 )
 from memory_layer.capture.privacy import clean
+from memory_layer.capture.provenance import TOOL_OUTPUT
 
 TYPE_CHECKING = False  # no typing import at run time (~3 ms on the hook path)
 if TYPE_CHECKING:  # annotations only: the PostToolUse hook never reads a transcript
@@ -345,9 +346,17 @@ def troubleshooting_candidates(
             + [f"{'succeeded' if nxt.ok else 'next'}: {nxt.command}"]
         )
         confidence = 0.5 if edits_only else 0.6
+        # The error line is the tool's words, not the session's: whoever printed it
+        # (a test, a script, a dependency) may have written it for the agent to obey.
         found.append(
             Candidate(
-                text, "troubleshooting", confidence, "signals.fail_then_fix", evidence, nxt.ts
+                text,
+                "troubleshooting",
+                confidence,
+                "signals.fail_then_fix",
+                evidence,
+                nxt.ts,
+                origin=TOOL_OUTPUT,
             )
         )
     return dedupe(found)

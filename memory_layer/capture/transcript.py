@@ -102,6 +102,9 @@ class Entry:
     # a bare string in ``content`` with a sibling ``toolUseResult``, so this
     # flag, not the content shape, says "these are not the user's words".
     is_tool_result: bool = False
+    # The user line Claude Code writes after compacting: the model's summary of the
+    # conversation so far, not something the user typed.
+    is_compact_summary: bool = False
 
     @property
     def text(self) -> str:
@@ -209,6 +212,7 @@ def parse_line(line: str | bytes) -> Entry | None:
         tool_results=tuple(results),
         tool_output=_tool_output(obj.get("toolUseResult")),
         is_tool_result=bool(results) or "toolUseResult" in obj,
+        is_compact_summary=obj.get("isCompactSummary") is True,
         **common,
     )
 

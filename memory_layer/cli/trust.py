@@ -27,7 +27,8 @@ def _print_item(item: dict[str, Any]) -> None:
     click.echo(f"    [{item['category']}] {fact}{short(item['text'], 100)}")
     if item["kind"] == "change":
         click.echo(f"    → proposed: {short(item['proposed_text'], 100)}")
-    click.echo(f"    {where}{scene} · by {item['source']} · {item['created_at'][:19]}")
+    origin = f" · origin {item['origin']}" if item.get("origin") else ""
+    click.echo(f"    {where}{scene} · by {item['source']}{origin} · {item['created_at'][:19]}")
 
 
 @cli.group(invoke_without_command=True)

@@ -63,6 +63,7 @@ def store_candidates(
                 confidence=cand.confidence,
                 embedder=embedder,
                 now=now,
+                origin=cand.origin or None,
             )
         except MemoryLayerError as exc:  # one bad candidate must not lose the others
             log(f"{source}: candidate not stored ({exc}): {cand.text[:120]!r}")

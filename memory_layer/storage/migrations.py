@@ -523,3 +523,14 @@ def m090_seed_instruction_items(db: Database) -> None:
         """
     )
     db.execute("CREATE INDEX idx_instruction_items_memory ON instruction_items(memory_id)")
+
+
+# --- Capture provenance (issue 12) ---------------------------------------------------
+
+
+@migrations(name="m091_capture_origin")
+def m091_capture_origin(db: Database) -> None:
+    # Where a captured memory's words came from when they are not the writer's own:
+    # tool output, a file or page the agent read, or assistant text relaying one. NULL
+    # for everything else. The trust policy holds such records for a person (issue 12).
+    db.execute("ALTER TABLE memories ADD COLUMN origin TEXT")

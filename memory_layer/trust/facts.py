@@ -25,12 +25,13 @@ from memory_layer.storage.records import (
     in_conflict,
     transaction,
     update_memory,
+    with_same_text,
 )
 from memory_layer.storage.textindex import normalise_for_hash
 from memory_layer.trust.fields import clean_field, clean_tag_values
-from memory_layer.trust.policy import initial_status
+from memory_layer.trust.policy import ORIGINS, initial_status
 from memory_layer.trust.verify import retire_superseded, stamp_fields, verify
-from memory_layer.trust.visibility import ACTIVE, CONFLICT, REJECTED
+from memory_layer.trust.visibility import ACTIVE, CONFLICT, PENDING, REJECTED
 
 # typing costs ~3 ms to import and is needed here only by type checkers (annotations
 # are strings at run time), so the hook path (captures are written through here) never
@@ -104,15 +105,21 @@ def write(
     embedder: Any = None,
     dedupe: bool = True,
     now: datetime | None = None,
+    origin: str | None = None,
 ) -> RememberResult:
     """Remember through the trust policy: the status comes from ``initial_status``
-    (unless given), trusted writes are stamped, structured facts may conflict."""
-    status = status or initial_status(source, config)
+    (unless given), trusted writes are stamped, structured facts may conflict.
+    ``origin`` marks words that came from outside the conversation (policy.ORIGINS);
+    the record keeps it, so the inbox can say where they came from."""
+    origin = check_origin(origin)
+    status = status or initial_status(source, config, origin)
     now = now or utcnow()
     scene = clean_scene(scene)
     fact = clean_fact(subject, key)
     tags = clean_tag_values(tags)
     extra: dict[str, Any] = {"scene": scene}
+    if origin:
+        extra["origin"] = origin
     if fact:
         extra.update(subject=fact[0], fact_key=fact[1])
     with transaction(db):
@@ -131,6 +138,9 @@ def write(
                 embedder=embedder,
                 now=now,
             )
+        held = _held_again(db, text, project, status, dedupe and not fact)
+        if held is not None:
+            return RememberResult(held, created=False, similarity=1.0)
         result = core_remember(
             db,
             text,
@@ -164,6 +174,27 @@ def write(
             )
             return RememberResult(stamped, created=True)
         return result
+
+
+def check_origin(origin: str | None) -> str | None:
+    origin = (origin or "").strip().lower() or None
+    if origin is not None and origin not in ORIGINS:
+        raise InvalidInput(f"Unknown origin {origin!r}. Use one of: {', '.join(ORIGINS)}.")
+    return origin
+
+
+def _held_again(
+    db: Conn, text: str, project: str | None, status: str, dedupe: bool
+) -> Memory | None:
+    """The pending record already holding this text, when a pending write repeats it: a
+    capture seen in every session must not fill the inbox with copies. Nothing about the
+    held record changes (repeating an unreviewed text vouches for nothing)."""
+    if status != PENDING or not dedupe:
+        return None
+    from memory_layer.capture.privacy import clean
+
+    same = with_same_text(db, clean(text.strip()), project, (PENDING,))
+    return same[0] if same else None
 
 
 def _write_fact(

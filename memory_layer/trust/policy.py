@@ -34,11 +34,24 @@ def _setting(config: dict[str, Any], key: str) -> str:
     return value
 
 
-def initial_status(source: str, config: dict[str, Any]) -> str:
-    """``active`` or ``pending`` for a new record written by ``source``."""
+# Where a record's words came from when they are not its writer's own (see
+# capture.provenance): text printed by a tool, a file or page the agent read, or the
+# assistant repeating one of those. A third party wrote them, whoever stores them.
+ORIGINS = ("tool_output", "file", "web", "relayed")
+
+
+def initial_status(source: str, config: dict[str, Any], origin: str | None = None) -> str:
+    """``active`` or ``pending`` for a new record written by ``source``.
+
+    ``origin`` (one of ``ORIGINS``) says the words came from outside the conversation:
+    such a record follows ``trust.external_writes`` (pending by default), whichever door
+    stores it, because trusting "your own sessions" does not extend to what a test log
+    or a fetched README told the agent."""
     kind = source_kind(source)
     if kind == "mcp":
         return PENDING
+    if origin:
+        return _setting(config, "external_writes")
     trusted = {str(s).strip().lower() for s in config["trust"]["trusted_sources"]}
     if (source or "").strip().lower() in trusted or kind in trusted:
         return ACTIVE

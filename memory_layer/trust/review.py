@@ -54,9 +54,26 @@ def _brief(memory: Memory) -> dict[str, Any]:
         "subject": memory.extra.get("subject"),
         "key": memory.extra.get("fact_key"),
         "source": memory.source,
+        "origin": memory.extra.get("origin"),
         "status": memory.status,
         "created_at": memory.created_at,
     }
+
+
+# What the inbox says about a record whose words came from outside the conversation.
+_ORIGIN_NOTES = {
+    "tool_output": "its words come from a tool's output",
+    "file": "its words come from a file the agent read",
+    "web": "its words come from a page the agent fetched",
+    "relayed": "the assistant was repeating tool output or a file it read",
+}
+
+
+def _origin_note(memory: Memory) -> str:
+    origin = memory.extra.get("origin")
+    if not origin:
+        return ""
+    return f" ({_ORIGIN_NOTES.get(origin, origin)}: check it before agents may see it)"
 
 
 def _last_reason(db: Conn, memory_id: str, action: str) -> str | None:
@@ -160,7 +177,10 @@ def inbox(db: Conn, *, config: dict[str, Any] | None = None) -> list[dict[str, A
     items: list[dict[str, Any]] = []
     for memory in with_status(db, (PENDING, DISPUTED)):
         if memory.status == PENDING:
-            kind, why = "new", f"proposed by {memory.source}" + _fact_note(db, memory)
+            kind, why = (
+                "new",
+                f"proposed by {memory.source}" + _fact_note(db, memory) + _origin_note(memory),
+            )
         else:
             reason = _last_reason(db, memory.id, "dispute") or "no reason given"
             kind, why = "disputed", f"disputed: {reason}"
