@@ -381,3 +381,111 @@ def replace_compact(entry: Entry) -> Entry:
     from dataclasses import replace
 
     return replace(entry, is_compact_summary=False)
+
+
+# --- real-session phrasings (issue 12) -------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text, category",
+    [
+        ("Note: in this repo we always use npm ci instead of npm install.", "tool_preference"),
+        (
+            "One more thing to keep in mind: we decided to use Vitest instead of Jest.",
+            "decision",
+        ),
+        (
+            "Found a real bug: the cache key ignores the locale, so French users get English pages.",
+            "troubleshooting",
+        ),
+    ],
+)
+def test_a_lead_in_label_does_not_hide_the_lesson(text, category):
+    role = "assistant" if text.startswith("Found") else "user"
+    (cand,) = extract(text, role)
+    assert cand.category == category
+    assert not cand.text.lower().startswith(("note", "one more", "found"))
+
+
+def test_a_labelled_progress_report_is_not_a_lesson():
+    said = "Heads up: Q3 is already done and committed (commit `680de7f`), the task list was stale."
+    assert extract(said, "assistant") == []
+
+
+def test_the_assistants_explanation_of_a_cause_is_kept():
+    said = (
+        "Added `TrackMuted` listeners: LiveKit briefly mutes the track before unpublishing it, "
+        "which was causing black frames to render."
+    )
+    (cand,) = extract(said, "assistant")
+    assert cand.category == "troubleshooting" and "LiveKit" in cand.text
+
+
+def test_a_users_factual_correction_is_kept():
+    said = (
+        "The keyed URL is path-based on the rpc.ankr.com domain "
+        "(not a ?apikey= query string), please fix the README."
+    )
+    assert [c.category for c in extract(said, "user")] == ["gotcha"]
+
+
+def test_a_reversal_is_a_decision_and_an_edit_report_is_not():
+    (cand,) = extract(
+        "ADR-022: Fundy moves to a separate repository (supersedes the monorepo decision).",
+        "assistant",
+    )
+    assert cand.category == "decision"
+    assert (
+        extract("docs/adr/0018.md now marks the `services/x` decision as superseded.", "assistant")
+        == []
+    )
+
+
+def test_markdown_links_keep_their_words_only():
+    (cand,) = extract(
+        "Gotcha: [the staging DB](https://x.example/db) only accepts VPN clients.", "user"
+    )
+    assert "https://" not in cand.text and "staging DB" in cand.text
+
+
+@pytest.mark.parametrize(
+    "text, role, category",
+    [
+        ("以后提交代码之前都要先运行 `pnpm lint`，不要跳过。", "user", "convention"),
+        ("记住：部署脚本只能在 staging 分支上运行。", "user", "convention"),
+        ("我希望你以后一次多提几个问题，用选项的方式问我。", "user", "preference"),
+        ("我们决定用 Vitest 而不是 Jest，因为它和 Vite 共用配置。", "user", "decision"),
+        (
+            "问题在于 `tauri.conf.json` 里没有打开 macOSPrivateApi，所以窗口不透明。",
+            "assistant",
+            "troubleshooting",
+        ),
+        (
+            "`cargo build` 需要在 `src-tauri` 目录下执行，否则找不到 Cargo.toml。",
+            "assistant",
+            "gotcha",
+        ),
+        ("今後はコミット前に必ず `npm test` を実行してください。", "user", "convention"),
+        (
+            "原因は `settle_vault` が複数のデモをバッチで処理していたことです。",
+            "assistant",
+            "troubleshooting",
+        ),
+    ],
+)
+def test_chinese_and_japanese_sessions_yield_memories(text, role, category):
+    (cand,) = extract(text, role)
+    assert cand.category == category
+
+
+@pytest.mark.parametrize(
+    "text, role",
+    [
+        ("让我先看一下 `src-tauri` 目录需要在哪里执行。", "assistant"),  # a plan
+        ("以后可能要用 Vitest？", "user"),  # a question, a hedge
+        ("我现在开始实现 `MemoArea.vue`。", "assistant"),
+        ("たぶん `deposit` の回数が正しいと思います。", "user"),  # a hedge
+    ],
+)
+def test_cjk_plans_questions_and_hedges_are_not_memories(text, role):
+    assert extract(text, role) == []

@@ -335,12 +335,98 @@ def test_single_test_file_runs_do_not_become_command_memories():
     from memory_layer.capture.signals import ToolEvent, command_candidates
 
     events = [
-        ToolEvent(tool="Bash", command=f"uv run pytest tests/test_{n}.py", ok=True, error="",
-                  output="1 passed", file_path="", ts=f"2026-01-01T00:00:0{n}Z")
+        ToolEvent(
+            tool="Bash",
+            command=f"uv run pytest tests/test_{n}.py",
+            ok=True,
+            error="",
+            output="1 passed",
+            file_path="",
+            ts=f"2026-01-01T00:00:0{n}Z",
+        )
         for n in range(5)
     ]
     assert command_candidates(events) == []
-    events.append(ToolEvent(tool="Bash", command="uv run pytest -q", ok=True, error="",
-                            output="50 passed", file_path="", ts="2026-01-01T00:00:09Z"))
+    events.append(
+        ToolEvent(
+            tool="Bash",
+            command="uv run pytest -q",
+            ok=True,
+            error="",
+            output="50 passed",
+            file_path="",
+            ts="2026-01-01T00:00:09Z",
+        )
+    )
     texts = [c.text for c in command_candidates(events)]
     assert texts == ["Run the tests with `uv run pytest -q`."]
+
+
+# --- failures behind a success status (issue 12) --------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command, output",
+    [
+        ("bun run typecheck 2>&1 | head -50", 'error: Script not found "typecheck"'),
+        ("npm test || true", "FAIL src/app.test.js\n  ● sums\nTests: 1 failed, 3 total"),
+        ("uv run pytest -q; echo done", "E   ModuleNotFoundError: No module named 'redis'\ndone"),
+        ("bundle install 2>&1 | tail -5", "Could not locate Gemfile"),
+        ("npx create-thing app", "\x1b[1m\x1b[31merror\x1b[0m: IO error: not a terminal"),
+    ],
+)
+def test_a_failure_printed_behind_a_success_status_is_a_failure(command, output):
+    from memory_layer.capture.signals import output_failure
+
+    assert output_failure(command, output)
+    event = event_from_hook("Bash", {"command": command}, {"stdout": output, "stderr": ""})
+    assert not event.ok and event.error
+
+
+@pytest.mark.parametrize(
+    "command, output",
+    [
+        ("cat src/errors.py", "error: Script not found is what we print\nraise ValueError()"),
+        ("grep -rn 'ERROR:' logs/", "logs/a.log:3:ERROR: disk full"),
+        ("uv run pytest -q", "12 passed in 0.4s"),
+        ("ls -la", "error: not a real file name"),
+    ],
+)
+def test_output_of_readers_and_passing_runs_is_no_failure(command, output):
+    from memory_layer.capture.signals import output_failure
+
+    assert not output_failure(command, output)
+
+
+def test_a_masked_failure_then_the_right_command_is_a_story():
+    events = [
+        ToolEvent(
+            "Bash",
+            "bun run typecheck | head -50",
+            ok=False,
+            error='error: Script not found "typecheck"',
+        ),
+        ToolEvent("Bash", "bun tsc --noEmit -p apps/web/tsconfig.json", ok=True),
+    ]
+    assert command_candidates(events[1:])[0].text.startswith("Type-check with `bun tsc")
+    # The same command read through another pipe is not a fix.
+    again = [
+        ToolEvent(
+            "Bash",
+            "curl -s https://api.example.com/x | python3 -c 'import json'",
+            ok=False,
+            error="AttributeError: 'str' object has no attribute 'get'",
+        ),
+        ToolEvent("Bash", "curl -s https://api.example.com/x | head -c 500", ok=True),
+    ]
+    assert troubleshooting_candidates(again) == []
+
+
+def test_a_fail_then_fix_story_carries_the_tool_output_origin():
+    events = [
+        ToolEvent("Bash", "pytest", ok=False, error="E   ModuleNotFoundError: No module named 'x'"),
+        ToolEvent("Bash", "uv add x", ok=True),
+        ToolEvent("Bash", "pytest", ok=True),
+    ]
+    (story,) = troubleshooting_candidates(events)
+    assert story.origin == "tool_output"

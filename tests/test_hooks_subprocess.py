@@ -8,6 +8,8 @@ each process fast; the engine has its own tests in test_engine_lifecycle.py.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -563,6 +565,19 @@ def test_scripted_session_learns_and_later_prompts_get_it(claude: Claude, tmp_pa
     assert "Lint with `uv run ruff check .`." in by_category["command"]
     assert "We use uv, not pip, for dependencies." in by_category["tool_preference"]
     assert all(m["project"] == "github.com/acme/shop" for m in memories(claude.home))
+    # The fail->fix story quotes the tool's error line: it waits for a person (issue 12,
+    # provenance); the user's own rule and the assistant's diagnosis are active at once.
+    held = [m for m in memories(claude.home) if m["status"] == "pending"]
+    assert [(m["category"], m["origin"]) for m in held] == [("troubleshooting", "tool_output")]
+    assert "uv add --dev redis" in held[0]["text"]
+    accepted = subprocess.run(
+        [sys.executable, "-m", "memory_layer", "review", "accept", held[0]["id"]],
+        capture_output=True,
+        text=True,
+        env=claude.env,
+        cwd=claude.project,
+    )
+    assert accepted.returncode == 0, accepted.stderr
 
     # A new session in the same project: the block at start, then recall per prompt.
     later = Claude(claude.home, claude.project)

@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import replace
 
 from memory_layer.capture.candidate import Candidate, dedupe
+from memory_layer.capture.cjk import cjk_candidate
 from memory_layer.capture.classify import (
     ENVIRONMENT,
     STYLE,
@@ -73,8 +74,27 @@ _DEAD_END = re.compile(
 )
 
 
+# A label in front of the rule or finding: "Note: …", "One more thing to keep in mind:
+# …", "Found a real bug: …", "One detail worth flagging before you review: …".  The
+# label hides the rule from the patterns below, so it is cut off (and remembered: a
+# labelled finding of the assistant is a candidate by itself, see ``_finding``).
+_LEAD_IN = re.compile(
+    r"^(?:(?:one more thing|one thing|something|also|and)\s+)?"
+    r"(?P<label>(?:(?:one |a |another )?(?:detail|thing|point|gotcha) )?"
+    r"(?:to keep in mind|to remember|worth (?:noting|flagging|knowing|remembering)"
+    r"(?: before you \w+)?)|note|nb|ps|reminder|tip|rule|fyi|important|"
+    r"key (?:finding|point|takeaway|insight)|takeaway|lesson(?: learned)?|"
+    r"found (?:a|the|one) (?:real |actual |subtle )?(?:bug|issue|problem|cause)|"
+    r"(?:the )?(?:root cause|real cause|actual cause|fix|catch|trick|culprit))\s*:\s*"
+    r"(?P<body>\S.*)",
+    re.IGNORECASE,
+)
+
+
 def _strip_filler(sentence: str) -> str:
-    return _FILLER.sub("", sentence).strip()
+    sentence = _FILLER.sub("", sentence).strip()
+    m = _LEAD_IN.match(sentence)
+    return m.group("body").strip() if m else sentence
 
 
 def _inside_quotes(sentence: str, pos: int) -> bool:
@@ -234,7 +254,13 @@ def _instruction(sentences: list[str], i: int) -> tuple[Candidate | None, int]:
     return None, 0
 
 
-_REASON = r"\b(?:because|since|so that|given that|due to|in order to|as it|as they|as we)\b"
+_REASON = (
+    r"\b(?:because|since|so that|given that|due to|in order to|as it|as they|as we|to avoid|"
+    r"so (?:we|you|it|nobody|no one) (?:don'?t|do not|can|won'?t|never|no longer))\b"
+)
+# A decision that names what it was chosen over needs no separate reason: "we decided to
+# use Vitest instead of Jest" already says what not to do.
+_ALTERNATIVE = re.compile(r"\b(?:instead of|rather than|in place of)\b|,\s*not\s+\w", re.I)
 _DECISION = re.compile(
     r"^(?:(?:we|i|the team)(?:'ve| have)?\s+(?:finally\s+)?"
     r"(?:decided(?:\s+to|\s+on|\s+against)?|chose|chosen|went with|opted (?:for|to)|"
@@ -243,6 +269,17 @@ _DECISION = re.compile(
     r"(?P<rest>.+)",
     re.IGNORECASE,
 )
+# A reversal names the decision it replaces: "Fundy moves to a separate repository
+# (supersedes ADR-018's monorepo decision)".  A reversal is exactly what a later session
+# must not get wrong, so it needs no separate reason.
+_REVERSAL = re.compile(
+    r"^(?P<rest>.{12,}?\b(?:supersed(?:es|ed|ing)|replac(?:es|ed|ing) (?:the |our |its )?"
+    r"(?:earlier|previous|old|original) (?:decision|plan|approach|choice)|revers(?:es|ed|ing) "
+    r"(?:the |our )?(?:earlier |previous )?decision)\b.*)",
+    re.IGNORECASE,
+)
+# "docs/adr/0018-….md now marks …": a report of an edit, about a file, not a decision.
+_EDIT_REPORT = re.compile(r"^`?[\w./-]+\.(?:md|py|ts|tsx|js|rb|go|rs|json|ya?ml|toml)\b", re.I)
 _LETS = re.compile(
     r"^let'?s\s+(?:use|go with|stick with|switch to|keep|move to)\b(?P<rest>.+)", re.IGNORECASE
 )
@@ -256,10 +293,15 @@ def _decision(role: str) -> Extractor:
         if not _usable(s):
             return None, 0
         m = _DECISION.match(s) or (_LETS.match(s) if role == "user" else None)
+        reversal = None if m else _REVERSAL.match(s)
+        m = m or reversal
         if not m or count_words(m.group("rest")) < 1:
             return None, 0
+        if reversal and (_NARRATION.search(s) or _EDIT_REPORT.match(s) or not _CONCRETE.search(s)):
+            return None, 0
         text, used = s, 0
-        if not re.search(_REASON, m.group("rest"), re.IGNORECASE):
+        explained = re.search(_REASON, m.group("rest"), re.IGNORECASE)
+        if not explained and not reversal and not _ALTERNATIVE.search(m.group("rest")):
             text, used = _with_reason(sentences, i, s)
             if not used:
                 return None, 0  # a decision without its reason is not worth keeping
@@ -369,6 +411,8 @@ def _gotcha(sentences: list[str], i: int) -> tuple[Candidate | None, int]:
             return None, 0
         if count_words(body) < MIN_BODY_WORDS or _PRONOUN_START.match(body):
             return None, 0
+        if _NARRATION.search(body):
+            return None, 0  # "Heads up: Q3 is already done and committed" is a status
         text, used = _with_reason(sentences, i, body)
         text = _finish(text)
         if not text:
@@ -382,10 +426,94 @@ def _gotcha(sentences: list[str], i: int) -> tuple[Candidate | None, int]:
     return None, 0
 
 
+# What the assistant did, not what it learned: progress reports are no lessons.
+_NARRATION = re.compile(
+    r"\b(?:i|i'(?:ve|ll|m|d)|we'(?:ve|ll)|let me|already (?:done|committed|pushed|merged)|"
+    r"(?:is|are|was|were) (?:done|committed|pushed|merged|pending)|the task list|"
+    r"commit `?[0-9a-f]{7,}`?)\b",
+    re.IGNORECASE,
+)
+_FIX_LABEL = re.compile(r"bug|issue|problem|cause|fix|culprit", re.IGNORECASE)
+
+
+# The assistant explaining why something broke: "… mutes the track before unpublishing
+# it, which was causing black frames".  Only with something concrete named in it.
+_CAUSE = re.compile(
+    r"\b(?:which|that) (?:was|were|is|are) (?:causing|the cause of|what caused)\b|"
+    r"\b(?:was|were) causing\b|\b(?:that'?s|that is|which is|which was) why\b",
+    re.IGNORECASE,
+)
+_CONCRETE = re.compile(r"`[^`]+`|\b[\w.-]+/[\w./-]+|\b[A-Za-z]+[A-Z_][\w]*\b|--?[a-z][\w-]+")
+
+
+def _cause(sentences: list[str], i: int) -> tuple[Candidate | None, int]:
+    s = sentences[i]
+    if not _usable(s) or not _CAUSE.search(s) or not _CONCRETE.search(s):
+        return None, 0
+    if _NARRATION.search(s.split(",")[0]) or count_words(s) < 8:
+        return None, 0
+    text = _finish(s)
+    if not text:
+        return None, 0
+    return Candidate(text, "troubleshooting", 0.6, "diagnosis.cause", s), 0
+
+
+# A user correcting a fact: "the keyed URL is path-based on rpc.ankr.com (not a ?apikey=
+# query string)".  The contrast and a concrete name make it a fact worth keeping.
+_CONTRAST = re.compile(r"\(not (?:a |an |the )?[^)]{3,80}\)|,\s*not (?:a|an|the|via|in|on)\s", re.I)
+
+
+def _correction(sentences: list[str], i: int) -> tuple[Candidate | None, int]:
+    s = sentences[i]
+    if not _usable(s) or not _CONTRAST.search(s) or not _CONCRETE.search(s):
+        return None, 0
+    if count_words(s) < 8 or _NOT_ABOUT_PROJECT.match(s):
+        return None, 0
+    text = _finish(s)
+    if not text:
+        return None, 0
+    category = "convention" if is_rule_verb(_first_word(s)) else "gotcha"
+    return Candidate(text, category, 0.6, "instruction.correction", s), 0
+
+
+def _finding(raw: list[str]) -> Extractor:
+    """A finding the assistant labels as one ("Found a real bug: …", "Worth flagging:
+    …"): kept when it states a constraint or a failure and is not a progress report."""
+
+    def run(sentences: list[str], i: int) -> tuple[Candidate | None, int]:
+        m = _LEAD_IN.match(_FILLER.sub("", raw[i]).strip())
+        if not m or not _usable(sentences[i]):
+            return None, 0
+        body = sentences[i]
+        if count_words(body) < MIN_BODY_WORDS + 1 or _NARRATION.search(body):
+            return None, 0
+        fix = bool(_FIX_LABEL.search(m.group("label")))  # "found a bug:" is a finding as such
+        if not fix and not (_CONSTRAINT.search(body) or _TROUBLE_WORDS.search(body)):
+            return None, 0
+        text = _finish(body)
+        if not text:
+            return None, 0
+        category = "troubleshooting" if fix else "gotcha"
+        return Candidate(text, category, 0.6, "finding.labelled", raw[i]), 0
+
+    return run
+
+
 def _extractors(role: str) -> list[Extractor]:
     if role == "user":
-        return [_instruction, _decision("user"), _diagnosis, _gotcha]
-    return [_decision("assistant"), _diagnosis, _gotcha]
+        return [_instruction, _decision("user"), _diagnosis, _gotcha, _correction]
+    return [_decision("assistant"), _diagnosis, _gotcha, _cause]
+
+
+def _cjk(role: str) -> Extractor:
+    def run(sentences: list[str], i: int) -> tuple[Candidate | None, int]:
+        found = cjk_candidate(sentences[i], role)
+        if found is None:
+            return None, 0
+        text, category, confidence, extractor = found
+        return Candidate(text, category, confidence, extractor, sentences[i]), 0
+
+    return run
 
 
 def extract(text: str, role: str = "user", source: str = "") -> list[Candidate]:
@@ -394,12 +522,16 @@ def extract(text: str, role: str = "user", source: str = "") -> list[Candidate]:
     ``role`` is ``"user"`` or ``"assistant"``; instructions are only taken
     from the user.  Results are de-duplicated by normalised text.
     """
-    sentences = [_strip_filler(s) for s in prose_sentences(text)]
+    raw = prose_sentences(text)
+    sentences = [_strip_filler(s) for s in raw]
+    extractors = _extractors(role) + [_cjk(role)]
+    if role == "assistant":
+        extractors.append(_finding(raw))
     found: list[Candidate] = []
     i = 0
     while i < len(sentences):
         step = 1
-        for run in _extractors(role):
+        for run in extractors:
             cand, used = run(sentences, i)
             if cand is not None:
                 if source:

@@ -28,10 +28,13 @@ _NOT_PROSE = re.compile(
 )
 _INDENTED = re.compile(r"^(?:\t| {4,})")
 _MARKUP = re.compile(r"\*\*|__(?=\w)|(?<=\w)__")
+# [ADR-022 — Fundy moves to a separate repo](docs/adr/0022-….md): the words, not the URL.
+_LINK = re.compile(r"\[([^\]\n]{1,200})\]\([^)\s]{1,400}\)")
 _ABBREVIATIONS = frozenset({"e.g.", "i.e.", "etc.", "vs.", "cf.", "approx.", "no.", "fig."})
 # Users often type lower-case sentences ("nice catch. for flaky tests, …"),
 # so any ". " ends a sentence unless the word before is an abbreviation.
-_SENTENCE_END = re.compile(r"[.!?](?=\s+\S)")
+# CJK sentences end in full-width punctuation with no space after it.
+_SENTENCE_END = re.compile(r"[.!?](?=\s+\S)|[。！？](?=\S)")
 
 
 def _split_sentences(line: str) -> list[str]:
@@ -58,6 +61,7 @@ def prose_sentences(text: str) -> list[str]:
     text = clean(text)
     text = _TAG_BLOCK.sub("\n", text)
     text = _FENCE.sub("\n", text)
+    text = _LINK.sub(r"\1", text)
     lines: list[str] = []
     for raw in text.splitlines():
         if not raw.strip() or _INDENTED.match(raw) and not _LIST_MARKER.match(raw):

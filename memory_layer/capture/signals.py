@@ -139,10 +139,14 @@ def event_from_hook(
     if isinstance(tool_response, str):
         output = tool_response
     interrupted = response.get("interrupted") is True
+    command = clean(_str(tool_input.get("command")))
+    ok = error is None and not interrupted
+    if ok and tool_name in SHELL_TOOLS and output_failure(command, output):
+        ok, error = False, output  # a success status masked by a pipe, `|| true` or `; echo`
     return ToolEvent(
         tool=tool_name,
-        command=clean(_str(tool_input.get("command"))),
-        ok=error is None and not interrupted,
+        command=command,
+        ok=ok,
         error=_snippet(error or ""),
         output=_snippet(output),
         file_path=_file_path(tool_input) or _str(response.get("filePath")),
@@ -172,12 +176,15 @@ def events_from_entries(entries: Iterable[Entry]) -> list[ToolEvent]:
             if out is not None and (out.stdout or out.stderr):
                 output = "\n".join(p for p in (out.stdout, out.stderr) if p)
             failed = result.is_error or (out is not None and out.interrupted)
+            command = clean(_str(use.input.get("command")))
+            if not failed and use.name in SHELL_TOOLS and output_failure(command, output):
+                failed = True  # a success status masked by a pipe, `|| true` or `; echo`
             events.append(
                 ToolEvent(
                     tool=use.name,
-                    command=clean(_str(use.input.get("command"))),
+                    command=command,
                     ok=not failed,
-                    error=_snippet(result.text) if failed else "",
+                    error=_snippet(result.text or output) if failed else "",
                     output=_snippet(output),
                     file_path=_file_path(use.input) or (out.file_path if out else ""),
                     ts=entry.timestamp,
@@ -187,6 +194,40 @@ def events_from_entries(entries: Iterable[Entry]) -> list[ToolEvent]:
 
 
 # --- error lines ------------------------------------------------------------
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07|\[[0-9;]{1,8}m")
+# A line that says the command itself failed, whatever the exit status says.  Anchored
+# at the line start: an output that merely mentions "error" in a sentence is no failure.
+_FAILED_OUTPUT = re.compile(
+    r"^\s*(?:error(?:\[E?\d+\])?:\s|fatal:\s|npm (?:ERR!|error)\s|Traceback \(most recent|"
+    r"[A-Z][A-Za-z]*(?:Error|Exception):\s|panic:\s|FAILED\b|FAIL\s+\S|"
+    r"ERROR[:\s]|E\s{2,}\S|Could not (?:locate|find|resolve|open|load)\b|"
+    r"(?:\S+: )?command not found|.*\b\d+ (?:failed|errors?)(?:,|\s+in\b|$))",
+    re.MULTILINE,
+)
+# Programs whose output is someone else's text (a file, a log, a diff): an "error:" line
+# there is content, not this command failing.
+_READERS = frozenset(
+    """cat head tail less more grep rg ag sed awk jq yq diff find ls echo printf wc sort
+    uniq tree strings xxd od""".split()
+)
+
+
+def output_failure(command: str, output: str) -> bool:
+    """Whether a shell call's output shows it failed although its status said success.
+
+    ``cmd | tail -20``, ``cmd || true`` and ``cmd; echo done`` report the status of the
+    last stage, so ``bun run typecheck | head`` "succeeds" with ``error: Script not
+    found``.  Commands that only print other text (``cat``, ``grep``, ``git log``) are
+    never judged by what they print.
+    """
+    if not output or not command or is_trivial(command):
+        return False
+    program = command_key(command).split(" ", 1)[0]
+    if program in _READERS:
+        return False
+    return bool(_FAILED_OUTPUT.search(_ANSI.sub("", output)))
+
 
 _NOISE_LINE = re.compile(
     r"^\s*(?:exit code \d+|traceback \(most recent call last\)|file \"|during handling|"
@@ -218,7 +259,7 @@ def error_line(text: str) -> str:
     to the first, usually the root of a chain.
     """
     best, best_score = "", 0
-    for raw in text.splitlines():
+    for raw in _ANSI.sub("", text).splitlines():
         line = raw.strip()
         if not line or len(line) < 4 or _NOISE_LINE.match(line):
             continue
@@ -242,6 +283,10 @@ _CONFIG_FILE = re.compile(
 
 def _config_edited(between: list[ToolEvent]) -> bool:
     return any(ev.ok and ev.is_edit and _CONFIG_FILE.search(ev.file_path) for ev in between)
+
+
+def _first_stage(command: str) -> str:
+    return re.split(r"\s(?:\||\|\||&&|;)\s", normalise_command(command), maxsplit=1)[0].strip()
 
 
 def _short(command: str, limit: int = 100) -> str:
@@ -305,8 +350,8 @@ def troubleshooting_candidates(
         if "interrupted by user" in failed.error:
             continue
         err = error_line(f"{failed.error}\n{failed.output}")
-        if not err:
-            continue
+        if not err or not (_STRONG.match(err) or _WEAK.search(err)):
+            continue  # "Running BeforeDevCommand" names no failure: no lesson to tell
         chain = [
             j
             for j in range(i + 1, min(len(evs), i + 1 + WINDOW))
@@ -333,8 +378,8 @@ def troubleshooting_candidates(
             # project's environment works.
             continue
         if not steps:
-            if normalise_command(nxt.command) == normalise_command(failed.command):
-                continue
+            if _first_stage(nxt.command) == _first_stage(failed.command):
+                continue  # the same command again, read through another pipe: no fix
             steps = [f"running `{_short(nxt.command)}` instead"]
         text = (
             f"`{_short(failed.command)}` failed with `{err.replace('`', chr(39))}`; "

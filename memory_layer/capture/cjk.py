@@ -1,0 +1,101 @@
+"""Rules for Chinese and Japanese prose, where the English phrasings never match.
+
+The same kinds of lesson as ``extract`` (standing rules, preferences, decisions with
+their reason, root causes, constraints the assistant found), keyed on the words these
+languages use for them: 以后/今后 ("from now on"), 总是/务必 ("always"), 记住
+("remember"), 决定 ("decided"), 根本原因/问题在于 ("the root cause"), 需要在/必须先
+("must be … first"); 今後/必ず/覚えておいて/原因は/必要があります in Japanese.
+
+The bar is the English one: no questions, no hedges (可能/也许/たぶん/かもしれ),
+no plans of the assistant ("让我…", "我现在…", "まず…"), a decision needs its
+reason, and an assistant constraint must name something concrete (a `code` span,
+a path or an identifier) to be worth keeping.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["CJK", "cjk_candidate", "is_cjk"]
+
+CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]")
+MIN_CJK_CHARS = 8  # shorter than this says too little ("以后都这样")
+MAX_CHARS = 300
+
+_QUESTION = re.compile(r"[?？吗嗎呢]\s*$|^(?:是否|能否|要不要|是不是)|ですか|でしょうか")
+_HEDGE = re.compile(
+    r"可能|也许|也許|或许|大概|好像|似乎|不确定|不確定|我觉得|我覺得|我认为|我猜|"
+    r"たぶん|多分|かもしれ|と思う|と思います|でしょう|らしい|ようです|みたい"
+)
+# The assistant saying what it is about to do, not what it learned.
+_PLAN = re.compile(
+    r"^(?:让我|讓我|我来|我來|我会|我會|我先|我现在|我現在|现在|現在|接下来|接下來|先|首先|"
+    r"然后|然後|下一步|好的|好，|明白|收到|了解|まず|次に|では|それでは|これから|確認し|"
+    r"見てみ|調べ)"
+)
+_REASON = re.compile(r"因为|因為|由于|由於|所以|为了|為了|否则|否則|ため|ので|から[、，,]|なぜなら")
+
+_FROM_NOW_ON = re.compile(
+    r"^(?:请|請|你)?(?:以后|以後|今后|今後|往后|往後|从现在开始|從現在開始|之后都|之後都|"
+    r"每次|任何时候|任何時候|これから(?:は)?|次から|今度から|常に|毎回)"
+)
+_ALWAYS = re.compile(
+    r"^(?:我们|我們|请|請|你)?(?:总是|總是|一律|务必|務必|永远|永遠|绝对不要|絕對不要|"
+    r"千万不要|千萬不要|一定不要|不许|不許|禁止|必ず|絶対に|決して)"
+)
+_REMEMBER = re.compile(r"^(?:请|請)?(?:记住|記住|记得|記得|别忘了|別忘了|覚えておいて|忘れないで)")
+# "I hope from now on …", "I want questions asked this way": a standing preference.
+_PREFER = re.compile(
+    r"(?:我希望|我想要|我更喜欢|我更喜歡|我偏好|希望你).{0,60}(?:以后|以後|今后|今後|一直|都这样|都這樣|每次)"
+    r"|好み(?:は|です)"
+)
+_DECISION = re.compile(
+    r"^(?:我们|我們|我)?(?:决定|決定|选择了|選擇了|选用|選用|采用|採用)"
+    r"|ことにし(?:た|ました)|に決め(?:た|ました)"
+)
+_ROOT_CAUSE = re.compile(
+    r"(?:根本原因|根因|真正的原因|问题在于|問題在於|原因是|原因在于|原因在於|"
+    r"根本原因は|原因は|問題は).{4,}"
+)
+_CONSTRAINT = re.compile(
+    r"需要在|必须在|必須在|只能在|只能用|需要先|必须先|必須先|需要启用|需要啟用|不支持|不支援|"
+    r"不能在|无法在|無法在|才能|必要があります|必要です|しかできない|できません|サポートされていない"
+)
+# Something concrete: a `code` span, a path, a flag or an identifier with a separator.
+_CONCRETE = re.compile(
+    r"`[^`]+`|[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+|--?[a-z][\w-]+|\b[A-Za-z]\w*[_.-]\w+"
+)
+
+
+def is_cjk(sentence: str) -> bool:
+    return len(CJK.findall(sentence)) >= MIN_CJK_CHARS
+
+
+def _finish(sentence: str) -> str | None:
+    text = re.sub(r"\s+", " ", sentence).strip().strip("-*•>").strip()
+    if not text or len(text) > MAX_CHARS:
+        return None
+    return text if text[-1] in "。！!.)）`" else text + "。"
+
+
+def cjk_candidate(sentence: str, role: str) -> tuple[str, str, float, str] | None:
+    """``(text, category, confidence, extractor)`` for one CJK sentence, or ``None``."""
+    if not is_cjk(sentence) or _QUESTION.search(sentence) or _HEDGE.search(sentence):
+        return None
+    text = _finish(sentence)
+    if text is None:
+        return None
+    if role == "user":
+        if _REMEMBER.match(sentence) or _FROM_NOW_ON.match(sentence) or _ALWAYS.match(sentence):
+            return text, "convention", 0.85, "cjk.instruction"
+        if _PREFER.search(sentence):
+            return text, "preference", 0.8, "cjk.prefer"
+    if _DECISION.search(sentence) and _REASON.search(sentence):
+        return text, "decision", 0.75 if role == "user" else 0.65, "cjk.decision"
+    if role != "assistant" or _PLAN.match(sentence):
+        return None
+    if _ROOT_CAUSE.search(sentence):
+        return text, "troubleshooting", 0.65, "cjk.root_cause"
+    if _CONSTRAINT.search(sentence) and _CONCRETE.search(sentence):
+        return text, "gotcha", 0.6, "cjk.constraint"
+    return None
