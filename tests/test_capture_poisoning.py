@@ -180,3 +180,30 @@ def test_the_users_own_rule_is_still_active_at_once(claude: Claude) -> None:
     claude.hook("Stop", last_assistant_message="Will do.")
     rows = [m for m in memories(claude.home) if "runInBand" in m["text"]]
     assert [(r["status"], r["origin"]) for r in rows] == [("active", None)]
+
+
+def test_a_reversed_rule_supersedes_the_earlier_memory(claude: Claude) -> None:
+    """Point 1: a later turn reversing a rule retires the old memory (supersede), so only
+    the new rule is injected; the old one's history says what replaced it."""
+    _line(claude, "user", "Always use Jest for the unit tests in this repo.")
+    claude.hook("Stop", last_assistant_message="OK.")
+    (old,) = [m for m in memories(claude.home) if "Jest" in m["text"]]
+    assert old["status"] == "active"
+    _line(claude, "user", "From now on use Vitest instead of Jest for unit tests.")
+    claude.hook("Stop", last_assistant_message="Switched.")
+    rows = {m["id"]: m for m in memories(claude.home)}
+    assert rows[old["id"]]["status"] == "retired"
+    (new,) = [m for m in rows.values() if "Vitest" in m["text"]]
+    assert new["status"] == "active"
+    conn = claude.db()
+    try:
+        (context,) = conn.execute(
+            "SELECT context FROM operations WHERE memory_id = ? AND action = 'supersede'",
+            [old["id"]],
+        ).fetchone()
+    finally:
+        conn.close()
+    assert new["id"] in context
+    later = Claude(claude.home, claude.project)
+    text = later.context("UserPromptSubmit", prompt="which test runner for unit tests, jest?")
+    assert "Always use Jest" not in text

@@ -59,6 +59,7 @@ _HOMES = {
             "remember",
             "remember_record",
             "restore",
+            "supersede_mentions",
         ],
         "memory_layer.api.writing",
     ),

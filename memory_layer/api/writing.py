@@ -135,6 +135,33 @@ def remember(
     )
 
 
+def supersede_mentions(db: Conn, memory: Memory, term: str, *, actor: str) -> list[str]:
+    """Retire the active records of ``memory``'s project that tell agents to use ``term``,
+    now that ``memory`` (a changed rule: "use Vitest instead of Jest") replaces them.
+
+    Through the supersede machinery: each retired record's history names ``memory`` as
+    what superseded it, and ``restore`` brings it back. Only records written by capture
+    or by the same kind of source are touched: a person's own note is never retired by
+    something a hook inferred. Returns the retired ids."""
+    from memory_layer.capture.reversal import says_to_use
+    from memory_layer.storage.records import active_in_project, transaction
+    from memory_layer.trust.policy import source_kind
+    from memory_layer.trust.verify import retire_superseded
+
+    term = term.strip().lower()
+    if not term or memory.status != "active":
+        return []
+    retired: list[str] = []
+    with transaction(db):
+        for old in active_in_project(db, memory.project):
+            if old.id == memory.id or source_kind(old.source) != source_kind(memory.source):
+                continue
+            if says_to_use(old.text, term):
+                retire_superseded(db, old, by=memory.id, actor=actor)
+                retired.append(old.id)
+    return retired
+
+
 def _propose(db: Conn, text: str, *, change_of: str | None, **fields: Any) -> Remembered:
     from memory_layer.storage.records import get_memory
     from memory_layer.trust.quality import propose_record

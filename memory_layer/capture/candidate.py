@@ -21,6 +21,8 @@ class Candidate:
     ``source`` an optional pointer (e.g. a transcript line uuid) for provenance.
     ``origin`` is empty when the words are the speaker's own, else where they came
     from (``capture.provenance``: tool output, or assistant text relaying it).
+    ``replaces`` names what a changed rule says to stop using ("Vitest instead of Jest"
+    → ``jest``): storing it supersedes the earlier memory that said to use it.
     """
 
     text: str
@@ -30,6 +32,7 @@ class Candidate:
     evidence: str = ""
     source: str = ""
     origin: str = ""
+    replaces: str = ""
 
     def __post_init__(self) -> None:
         if self.category not in CATEGORIES:

@@ -34,6 +34,7 @@ from memory_layer.capture.classify import (
 )
 from memory_layer.capture.prose import prose_sentences
 from memory_layer.capture.provenance import RELAYED, ToolText
+from memory_layer.capture.reversal import replaced_term
 from memory_layer.capture.transcript import Entry
 
 __all__ = ["extract", "extract_from_entries", "prose_sentences"]
@@ -573,8 +574,16 @@ def extract_from_entries(entries: Iterable[Entry]) -> list[Candidate]:
             for cand in extract(text, role, entry.uuid):
                 if role == "assistant" and tools.relays(cand.evidence or cand.text):
                     cand = replace(cand, origin=RELAYED)
+                elif role == "user" and cand.category in _RULE_CATEGORIES:
+                    cand = replace(cand, replaces=replaced_term(cand.text))
                 found.append(cand)
     return dedupe(found)
+
+
+# Rules a user may reverse later ("use Vitest instead of Jest" after "always use Jest").
+_RULE_CATEGORIES = frozenset(
+    {"tool_preference", "convention", "decision", "preference", "coding_style", "command"}
+)
 
 
 def _add_tool_text(tools: ToolText, entry: Entry) -> None:

@@ -68,6 +68,9 @@ def store_candidates(
         except MemoryLayerError as exc:  # one bad candidate must not lose the others
             log(f"{source}: candidate not stored ({exc}): {cand.text[:120]!r}")
             continue
+        if cand.replaces and result.created:
+            # A changed rule ("Vitest instead of Jest") retires the one it replaces.
+            api.supersede_mentions(conn, result.memory, cand.replaces, actor=source)
         ids.append(result.memory.id)
     return ids
 

@@ -415,6 +415,13 @@ def with_same_text(
     )
 
 
+def active_in_project(db: Conn, project: str | None) -> list[Memory]:
+    """The active records of one scope (``None``: global ones), oldest first."""
+    return memories_where(
+        db, "project IS ? AND status = 'active'", [project], order_by="memories.rowid"
+    )
+
+
 def with_status(db: Conn, statuses: Sequence[str]) -> list[Memory]:
     """Every memory in one of ``statuses``, oldest first."""
     marks = ", ".join("?" for _ in statuses)
