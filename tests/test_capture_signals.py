@@ -389,6 +389,7 @@ def test_a_failure_printed_behind_a_success_status_is_a_failure(command, output)
         ("cat src/errors.py", "error: Script not found is what we print\nraise ValueError()"),
         ("grep -rn 'ERROR:' logs/", "logs/a.log:3:ERROR: disk full"),
         ("uv run pytest -q", "12 passed in 0.4s"),
+        ("cargo test", "running 3 tests\ntest result: ok. 3 passed; 0 failed"),
         ("ls -la", "error: not a real file name"),
     ],
 )

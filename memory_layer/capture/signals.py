@@ -202,7 +202,7 @@ _FAILED_OUTPUT = re.compile(
     r"^\s*(?:error(?:\[E?\d+\])?:\s|fatal:\s|npm (?:ERR!|error)\s|Traceback \(most recent|"
     r"[A-Z][A-Za-z]*(?:Error|Exception):\s|panic:\s|FAILED\b|FAIL\s+\S|"
     r"ERROR[:\s]|E\s{2,}\S|Could not (?:locate|find|resolve|open|load)\b|"
-    r"(?:\S+: )?command not found|.*\b\d+ (?:failed|errors?)(?:,|\s+in\b|$))",
+    r"(?:\S+: )?command not found|.*\b[1-9]\d* (?:failed|errors?)(?:,|\s+in\b|$))",
     re.MULTILINE,
 )
 # Programs whose output is someone else's text (a file, a log, a diff): an "error:" line
