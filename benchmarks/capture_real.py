@@ -104,19 +104,18 @@ def check_hash(path: Path, spec: dict[str, Any]) -> None:
 def capture(path: Path, home: Path) -> list[dict[str, Any]]:
     """Store what the hooks would store for this transcript; return the records."""
     os.environ["MEMORY_LAYER_HOME"] = str(home)
-    from memory_layer.capture.extract import extract_from_entries
-    from memory_layer.capture.signals import events_from_entries, signal_candidates
     from memory_layer.capture.transcript import read_new_entries
     from memory_layer.config import load_config
-    from memory_layer.hooks.capture import store_candidates
+    from memory_layer.hooks.capture import store_candidates, transcript_candidates
     from memory_layer.models import utcnow
     from memory_layer.storage.db import open_db
 
     entries, _offset = read_new_entries(path, 0)
     cwd = next((e.cwd for e in entries if e.cwd), "")
-    candidates = extract_from_entries(entries) + signal_candidates(
-        events_from_entries(entries), cwd
-    )
+    # The one place a transcript becomes candidates (Stop/PreCompact/SessionEnd and
+    # backfill); tools=True adds the fail->fix and command signals a live session gets
+    # from PostToolUse.
+    candidates = transcript_candidates(entries, tools=True, cwd=cwd)
     config = load_config()
     conn = open_db()
     try:
