@@ -130,7 +130,6 @@ _HOMES = {
     "event_from_hook": "memory_layer.capture.signals",
     "events_from_entries": "memory_layer.capture.signals",
     "text_stored": "memory_layer.storage.records",
-    "transaction": "memory_layer.storage.records",
     "ToolEvent": "memory_layer.capture.signals",
     "command_candidates": "memory_layer.capture.signals",
     "signal_candidates": "memory_layer.capture.signals",
