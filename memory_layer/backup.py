@@ -26,10 +26,17 @@ def backup(dest: Path | None = None) -> dict[str, Any]:
     from memory_layer.storage.operations import count_operations
     from memory_layer.storage.records import total_memories
 
-    dest = dest or default_path()
+    if dest is None:
+        dest = default_path()
+        dest.parent.mkdir(parents=True, exist_ok=True)
+    elif not dest.parent.is_dir():
+        # A typo in -o would otherwise build a directory tree nobody looks in.
+        raise InvalidInput(
+            f"{dest.parent} is not an existing directory; create it first "
+            f"(mkdir -p {dest.parent}) or choose another file with -o."
+        )
     if dest.exists():
         raise InvalidInput(f"{dest} already exists; choose another file with -o.")
-    dest.parent.mkdir(parents=True, exist_ok=True)
     # Memories can hold private project details: the copy is as private as the original.
     os.close(os.open(dest, os.O_CREAT | os.O_WRONLY, 0o600))
     source = open_db()

@@ -316,6 +316,16 @@ def _check_range(key: str, typed: float) -> None:
         )
 
 
+# How a value's expected type reads in an error message ("must be a whole number").
+_KIND_NAMES: dict[type, str] = {
+    bool: "true or false",
+    int: "a whole number",
+    float: "a number",
+    list: "a list (comma-separated)",
+    str: "text",
+}
+
+
 def coerce(key: str, value: Any) -> Any:
     """Validate ``value`` for ``key`` against its default; return the typed value."""
     try:
@@ -350,7 +360,7 @@ def coerce(key: str, value: Any) -> Any:
             typed = str(value)
     except (TypeError, ValueError):
         raise ConfigError(
-            f"Config value '{key}' must be a {type(default).__name__}, got {value!r}."
+            f"Config value '{key}' must be {_KIND_NAMES[type(default)]}, got {value!r}."
         ) from None
     if key in CHOICES:
         typed = typed.strip().lower()

@@ -57,3 +57,8 @@ def stem_pattern(word: str) -> re.Pattern[str]:
     if not key.isascii():
         return re.compile(re.escape(key))
     return re.compile(_STEM_START + re.escape(key))
+
+
+def counted(count: int, noun: str, plural: str | None = None) -> str:
+    """``1 memory``, ``2 memories``: a count with its noun in the right number."""
+    return f"{count} {noun if count == 1 else (plural or noun + 's')}"

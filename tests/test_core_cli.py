@@ -139,7 +139,7 @@ def test_edit_keeps_history():
         (["remember", "x", "--confidence", "2"], "from 0 to 1"),
         (["recall", "  "], "empty"),
         (["show", "doesnotexist"], "No memory"),
-        (["config", "set", "weights.similarity", "abc"], "must be a float"),
+        (["config", "set", "weights.similarity", "abc"], "must be a number"),
         (["config", "set", "weights.similarty", "1"], "Did you mean 'weights.similarity'"),
         (["config", "get", "nope.key"], "`memory-layer config keys` lists every setting"),
         (["recall", "x", "-n", "0"], "0 is not in the range x>=1"),

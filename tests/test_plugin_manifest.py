@@ -355,3 +355,36 @@ def test_documented_cli_calls_exist(path: Path) -> None:
         for word in words:
             if word.startswith("-"):
                 assert word in flags, f"{path.name}: `{name}` has no {word}"
+
+
+# The README's and docs/plugin.md's way to add a development checkout as a marketplace.
+CLEAN_CLONE = 'git clone --depth 1 "file://$PWD" ~/.local/share/memory-layer-plugin'
+# The plugin's own files are well under this; a development .venv is over 500 MB.
+PLUGIN_COPY_MAX_BYTES = 20 * 1024 * 1024
+
+
+def test_the_documented_clean_clone_leaves_the_dev_venv_behind(tmp_path: Path) -> None:
+    """Claude Code copies a local marketplace whole; the clone the docs tell you to add
+    instead holds the plugin and none of a checkout's .venv, caches or builds."""
+    import subprocess
+
+    for doc in ("README.md", "docs/plugin.md"):
+        assert CLEAN_CLONE in (ROOT / doc).read_text(encoding="utf-8"), doc
+    home = tmp_path / "home"
+    home.mkdir()
+    result = subprocess.run(
+        ["bash", "-c", CLEAN_CLONE],
+        cwd=ROOT,
+        env={**os.environ, "HOME": str(home), "PWD": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    clone = home / ".local/share/memory-layer-plugin"
+    for part in (".claude-plugin/plugin.json", ".claude-plugin/marketplace.json",
+                 "hooks/hooks.json", "bin/memory-layer", "pyproject.toml"):
+        assert (clone / part).is_file(), part
+    assert not (clone / ".venv").exists()
+    size = sum(p.stat().st_size for p in clone.rglob("*") if p.is_file() and ".git" not in p.parts)
+    assert size < PLUGIN_COPY_MAX_BYTES

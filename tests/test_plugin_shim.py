@@ -100,6 +100,10 @@ def test_bin_shim_explains_a_missing_install(plugin: Path, env: dict[str, str]) 
     message = result.stderr.decode()
     assert "not installed" in message
     assert "MEMORY_LAYER_PYTHON" in message and "PATH" in message
+    # The hint installs this project from the plugin's own source tree, never the PyPI
+    # name memory-layer (an unrelated package with the same module name).
+    assert f'pipx install "{plugin.resolve()}"' in message
+    assert "pipx install memory-layer" not in " ".join(message.split())
 
 
 # the real hook module behind the launcher -----------------------------------

@@ -385,7 +385,7 @@ def test_settings_validation_writes_nothing(client):
         {"section": "boosts", "boosts.gotcha": "2", "boosts.decision": "lots"},
         400,
     )
-    assert "must be a float" in response.get_data(as_text=True)
+    assert "must be a number" in response.get_data(as_text=True)
     assert not config_path().exists() or "gotcha" not in config_path().read_text()
     assert load_config()["boosts"]["gotcha"] == 1.4
     assert "Unknown settings section" in post(

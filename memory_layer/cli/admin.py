@@ -15,6 +15,39 @@ from memory_layer.config import DEFAULTS, all_keys, get_value, load_config, set_
 from memory_layer.errors import MemoryLayerError
 from memory_layer.paths import config_path, db_path, user_dir
 
+# How long doctor waits for the store's write lock before calling it held: hooks wait
+# up to their own deadlines, so a lock held this long already costs a session.
+WRITE_LOCK_WAIT_MS = 1000
+
+
+def installation_check() -> tuple[bool, str]:
+    """This install is the only `memory_layer` (PyPI's `memory-layer` is someone else's)."""
+    import memory_layer
+    from memory_layer.api import DISTRIBUTION, foreign_modules
+
+    problems = foreign_modules()
+    if problems:
+        return False, "; ".join(problems) + "."
+    return True, f"{DISTRIBUTION} {memory_layer.__version__} from {memory_layer.__path__[0]}"
+
+
+def writable_check() -> tuple[bool, str]:
+    """The store accepts writes now: reads succeed under another process's write lock."""
+    from memory_layer.api import open_db, write_lock_free
+
+    conn = open_db()
+    try:
+        if write_lock_free(conn, WRITE_LOCK_WAIT_MS):
+            return True, "no other process holds the write lock"
+    finally:
+        conn.close()
+    return False, (
+        f"{db_path()} is write-locked by another process (waited "
+        f"{WRITE_LOCK_WAIT_MS / 1000:.0f}s): hooks and commands cannot save. Close the "
+        "other writer (`memory-layer engine stop` stops the background engine; a sqlite3 "
+        "shell left inside a transaction holds it too) and run doctor again."
+    )
+
 
 def run_checks() -> list[dict[str, Any]]:
     """Each check: name, ok, detail. Never raises: doctor must report, not crash."""
@@ -111,11 +144,13 @@ def run_checks() -> list[dict[str, Any]]:
         return True, "every memory has a vector"
 
     check("python", python)
+    check("installation", installation_check)
     check("user directory", directory)
     check("config", configuration)
     # The files as found: opening the store (next) may recreate a stale -wal/-shm.
     check("store files", store_files)
     check("database", database)
+    check("database writes", writable_check)
     check("journal", journal)
     check("full-text search", fts)
     check("embedding model", embeddings)
@@ -223,18 +258,29 @@ def config_keys() -> None:
 
 
 @cli.command()
-@click.option("--db", "what", flag_value="db", help="Print the database path.")
-@click.option("--config", "what", flag_value="config", help="Print the config.yaml path.")
-def path(what: str | None) -> None:
-    """Print the user directory (or the database or config path).
+@click.option("--db", "want_db", is_flag=True, help="Print the database path.")
+@click.option("--config", "want_config", is_flag=True, help="Print the config.yaml path.")
+@click.option("--dir", "want_dir", is_flag=True, help="Print the user directory (the default).")
+def path(want_db: bool, want_config: bool, want_dir: bool) -> None:
+    """Print the user directory, the database path or the config path.
+
+    With several options, one path per line in the order user directory, database,
+    config.
 
     \b
     Examples:
         memory-layer path
+        memory-layer path --db --config
         sqlite3 "$(memory-layer path --db)" .tables
     """
+    wanted = [
+        finder
+        for flag, finder in ((want_dir, user_dir), (want_db, db_path), (want_config, config_path))
+        if flag
+    ] or [user_dir]
     try:
-        target = {"db": db_path, "config": config_path}.get(what or "", user_dir)()
+        targets = [finder() for finder in wanted]
     except MemoryLayerError as exc:
         raise click.ClickException(str(exc)) from None
-    click.echo(str(target))
+    for target in targets:
+        click.echo(str(target))

@@ -9,6 +9,7 @@ from typing import Any, BinaryIO
 
 import click
 
+from memory_layer.api import counted
 from memory_layer.cli import cli
 from memory_layer.cli.common import config, echo_json, embedder_for, json_option, open_store
 
@@ -76,7 +77,10 @@ def import_command(source: BinaryIO, no_embed: bool, as_json: bool) -> None:
     if as_json:
         echo_json({"imported": report.imported, "skipped": report.skipped})
     else:
-        click.echo(f"Imported {report.imported} memories; skipped {report.skipped} already stored.")
+        click.echo(
+            f"Imported {counted(report.imported, 'memory', 'memories')}; "
+            f"skipped {report.skipped} already stored."
+        )
 
 
 @cli.command()
@@ -140,7 +144,8 @@ def index(force: bool, as_json: bool) -> None:
         )
     else:
         detail = f" ({missing} had no vector, {replaced} had one from another model)"
-        click.echo(f"Embedded {count} memories with {embedder.model_id}{detail if count else ''}.")
+        embedded = counted(count, 'memory', 'memories')
+        click.echo(f"Embedded {embedded} with {embedder.model_id}{detail if count else ''}.")
 
 
 @cli.command()
@@ -159,13 +164,13 @@ def stats(as_json: bool) -> None:
         echo_json(data)
         return
     click.echo(
-        f"{data['total']} memories, {data['embedded']} with vectors, "
-        f"{data['operations']} operations logged."
+        f"{counted(data['total'], 'memory', 'memories')}, {data['embedded']} with vectors, "
+        f"{counted(data['operations'], 'operation')} logged."
     )
     o = data["outcomes"]
     click.echo(
-        f"outcomes: {o['tasks_succeeded']} tasks succeeded, {o['tasks_failed']} failed; "
-        f"{o['judged']} active memories judged, {o['proven']} proven, {o['sinking']} sinking."
+        f"outcomes: {counted(o['tasks_succeeded'], 'task')} succeeded, {o['tasks_failed']} failed; "
+        f"{counted(o['judged'], 'active memory', 'active memories')} judged, {o['proven']} proven, {o['sinking']} sinking."
     )
     for title in ("by_status", "by_category", "by_project", "by_source"):
         click.echo(title.replace("_", " ") + ":")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -242,6 +243,16 @@ def show(memory_id: str, as_json: bool) -> None:
         click.echo(f"  {op['at']}  {op['action']:<10} by {who}: {op['summary']}")
 
 
+def _need_terminal(memory_id: str) -> None:
+    """An editor without a terminal hangs or prints escape codes into a pipe or a log."""
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise click.UsageError(
+            "No change given, and there is no terminal to open $EDITOR in. Pass the change "
+            f'as options, e.g. `memory-layer edit {memory_id} --text "..."` '
+            "(or --category, --tag, --confidence)."
+        )
+
+
 @cli.command()
 @click.argument("memory_id")
 @click.option("--text", help="New text (without options, $EDITOR opens).")
@@ -271,6 +282,7 @@ def edit(
     db = open_store()
     if text is None and category is None and not tags and confidence is None:
         current = get_memory(db, memory_id)
+        _need_terminal(memory_id)
         edited = click.edit(current.text)
         if edited is None or edited.strip() == current.text.strip():
             click.echo("No change.", err=True)

@@ -82,15 +82,27 @@ def recall_lines(
     return lines
 
 
+def redaction_notice(record: dict[str, Any]) -> str:
+    """Which secrets were replaced, by kind and count, as the stored text marks them."""
+    import re
+    from collections import Counter
+
+    kinds = Counter(re.findall(r"\[REDACTED:([a-z0-9_]+)\]", record.get("text") or ""))
+    found = ", ".join(f"{n} x {kind}" if n > 1 else kind for kind, n in sorted(kinds.items()))
+    what = (
+        f"Replaced secrets before storing ({found}: each is now [REDACTED:<kind>] in the text)"
+        if found
+        else "Removed <private> parts before storing"
+    )
+    return f"{what}; `memory-layer show {record['id']}` shows what was stored."
+
+
 def remember_notices(record: dict[str, Any]) -> list[str]:
     """What `remember` says on stderr about the write (in both output modes, so `--json`
     output stays parseable)."""
     notices: list[str] = []
     if record.get("redacted"):
-        notices.append(
-            "Secrets or <private> parts were replaced before storing (see `memory-layer show "
-            f"{record['id']}`)."
-        )
+        notices.append(redaction_notice(record))
     if record["status"] == "conflict":
         notices.append(
             "Another source recorded a different value for this fact: both are now "

@@ -6,6 +6,7 @@ from typing import Any
 
 import click
 
+from memory_layer.api import counted
 from memory_layer.cli import cli
 from memory_layer.cli.common import config, echo_json, json_option, open_store, short
 
@@ -315,7 +316,7 @@ def backup(ctx: click.Context, output: str | None, as_json: bool) -> None:
     if as_json:
         echo_json(info)
         return
-    click.echo(f"Backed up {info['memories']} memories to {info['path']}.")
+    click.echo(f"Backed up {counted(info['memories'], 'memory', 'memories')} to {info['path']}.")
 
 
 @backup.command(name="restore")

@@ -225,6 +225,22 @@ def health(db: Conn) -> tuple[str, str]:
     return verdict, str(mode)
 
 
+def write_lock_free(db: Conn, wait_ms: int) -> bool:
+    """Whether a write could start within ``wait_ms``: False while another process holds
+    the store's write lock (a long write, a stuck process, ``sqlite3`` left in a
+    transaction), which reads do not notice but every hook write would wait for."""
+    conn = raw(db)
+    with brief_wait(conn, wait_ms):
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            if is_locked(exc):
+                return False
+            raise
+        conn.execute("ROLLBACK")
+    return True
+
+
 def copy_store(source: Conn, dest: Path) -> sqlite3.Connection:
     """Copy the open store into the file ``dest`` and return a connection to the copy,
     for the caller to check and close.

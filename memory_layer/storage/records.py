@@ -229,8 +229,12 @@ def delete_memory(
     return current
 
 
+# Shorter prefixes match too many ids to be worth guessing at (and read like typos).
+MIN_ID_PREFIX = 4
+
+
 def get_memory(db: Conn, memory_id: str) -> Memory:
-    """A memory by full id, or by a unique prefix of at least 4 characters."""
+    """A memory by full id, or by a unique prefix of at least MIN_ID_PREFIX characters."""
     memory_id = (memory_id or "").strip()
     if not memory_id:
         raise InvalidInput("A memory id is required. `memory-layer list` shows ids.")
@@ -242,7 +246,7 @@ def get_memory(db: Conn, memory_id: str) -> Memory:
         )
         .fetchone()
     )
-    if row is None and len(memory_id) >= 4:
+    if row is None and len(memory_id) >= MIN_ID_PREFIX:
         rows = (
             raw(db)
             .execute(
@@ -255,6 +259,11 @@ def get_memory(db: Conn, memory_id: str) -> Memory:
         if len(rows) > 1:
             raise NotFound(f"Id prefix '{memory_id}' is ambiguous; type more characters.")
         row = rows[0] if rows else None
+    if row is None and len(memory_id) < MIN_ID_PREFIX:
+        raise NotFound(
+            f"No memory with id '{memory_id}': an id prefix needs at least {MIN_ID_PREFIX} "
+            "characters. `memory-layer list` shows ids."
+        )
     if row is None:
         raise NotFound(f"No memory with id '{memory_id}'. `memory-layer list` shows ids.")
     return _to_memory(names, row)

@@ -42,6 +42,12 @@ from memory_layer.trust.visibility import (
 )
 
 DECISIONS = ("accept", "revise", "reject")
+# What to use instead when a decision names a record that is not in the inbox.
+_OUTSIDE_REVIEW = {
+    "accept": "There is nothing to accept.",
+    "revise": "To change its text, use `memory-layer edit {id} --text ...`.",
+    "reject": "To stop agents seeing it, use `memory-layer forget {id}`.",
+}
 
 
 def _brief(memory: Memory) -> dict[str, Any]:
@@ -388,13 +394,14 @@ def decide(
                 config=config,
                 embedder=embedder,
             )
-        if decision == "accept" and not _awaits_review(memory):
-            # Accepting would restamp it and restart its review clock without anyone
-            # having had anything to review.
+        if not _awaits_review(memory):
+            # Review decides what is waiting; acting on anything else would restamp it
+            # and restart its review clock without anyone having had anything to review.
             raise InvalidInput(
                 f"Memory {memory.id} is not waiting for review (status {memory.status}"
                 + (", verified" if memory.status == ACTIVE else "")
-                + "); nothing changed. `memory-layer review` lists what is waiting."
+                + f"); nothing changed. {_OUTSIDE_REVIEW[decision].format(id=memory.id)} "
+                "`memory-layer review` lists what is waiting."
             )
         if decision == "reject":
             updated = update_memory(
