@@ -334,7 +334,7 @@ def test_stats():
         run("outcome", "--memory", mid, "--failed")
     data = json.loads(run("stats", "--json").output)
     assert data["outcomes"]["judged"] == 1 and data["outcomes"]["sinking"] == 1  # -0.6
-    assert "1 active memories judged, 0 proven, 1 sinking" in run("stats").output
+    assert "1 active memory judged, 0 proven, 1 sinking" in run("stats").output
 
 
 def _all_commands(group: click.Group, prefix: str = "") -> list[tuple[str, click.Command]]:

@@ -261,7 +261,8 @@ def test_detail_explains_the_filtered_lists_score(client, db, cfg):
     target = make(db, cfg, "tests hit a database", project="github.com/acme/web")
     html = page(client, "/memories?q=database+tests&project=github.com/acme/web")
     row = re.search(
-        r'<td class="num">([0-9.]+)</td>\s*<td><a class="memory-link" href="([^"]+)"',
+        r'<td class="num">([0-9.]+)</td><td class="num match">[0-9.]+</td>\s*'
+        r'<td class="text"><a class="memory-link" href="([^"]+)"',
         html[html.index(f'data-id="{target}"') :],
     )
     listed, link = row.group(1), html_lib.unescape(row.group(2))

@@ -96,10 +96,12 @@ def test_overview_counts_charts_and_activity(client, seeded, db):
         assert f'id="{section}"' in html
     assert "troubleshooting" in html and "retired" in html and PROJECT in html
     activity = html[html.index('id="activity"') :]
-    assert "retire" in activity and "moved to a runbook" in activity
+    assert "retired it" in activity and "moved to a runbook" in activity
     assert "Never run database migrations by hand" in activity  # the memory, not just its id
     # Newest first: the retirement is listed before the creations.
-    assert activity.index("retire") < activity.index("created")
+    assert activity.index("retired it") < activity.index("saved it as")
+    # In words, with the approval stamps folded into the writes that caused them.
+    assert "checksum:" not in activity
 
 
 def test_overview_learning_charts(client, seeded):
@@ -167,7 +169,11 @@ def test_search_ranks_exactly_like_recall(client, seeded, db, cfg):
     assert len(expected) >= 2
     html = page(client, "/memories?q=database+tests")
     assert listed_ids(html) == expected
-    scores = re.findall(r'<td class="num">([0-9.]+)</td>\s*<td><a class="memory-link"', html)
+    scores = re.findall(
+        r'<td class="num">([0-9.]+)</td><td class="num match">[0-9.]+</td>\s*'
+        r'<td class="text"><a class="memory-link"',
+        html,
+    )
     direct = recall(
         db,
         "database tests",

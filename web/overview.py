@@ -7,11 +7,11 @@ from typing import Any
 from flask import Blueprint, render_template
 
 from memory_layer.api import (
+    activity_in_words,
     judged_outcome_scores,
     memories_by_id,
     recent_operations,
     stats,
-    summarise,
 )
 from memory_layer.config import load_config
 from memory_layer.web import charts
@@ -20,8 +20,11 @@ from memory_layer.web.store import db
 
 bp = Blueprint("overview", __name__)
 
-# How many of the latest operations the overview lists under "recent activity".
+# How many entries the overview lists under "recent activity", and how many of the
+# latest operations it reads for them: about half of the log is approval stamps that
+# fold into the write before them.
 RECENT_ACTIVITY = 25
+RECENT_OPERATIONS = 4 * RECENT_ACTIVITY
 
 
 def _top(counts: dict[str, int], n: int = 12) -> list[tuple[str, float]]:
@@ -45,8 +48,8 @@ def index() -> str:
             f"({info['outcomes']['judged']}; the others have none yet)",
         ),
     }
-    activity = recent_operations(conn, RECENT_ACTIVITY)
-    found = memories_by_id(conn, [op.memory_id for op in activity if op.memory_id])
+    activity = activity_in_words(recent_operations(conn, RECENT_OPERATIONS), RECENT_ACTIVITY)
+    found = memories_by_id(conn, [e.op.memory_id for e in activity if e.op.memory_id])
     texts = {memory_id: memory.text for memory_id, memory in found.items()}
     return render_template(
         "overview.html",
@@ -54,6 +57,5 @@ def index() -> str:
         figures=figures,
         learning=learning(conn, load_config()),
         activity=activity,
-        summaries={op.id: summarise(op) for op in activity},
         texts=texts,
     )

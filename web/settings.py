@@ -1,4 +1,5 @@
-"""Settings: every config key shown with its default, editable, validated like the CLI.
+"""Settings: every config key with what it does, its default and the values it accepts,
+editable and validated like the CLI; the engine and the model in words.
 
 Writes go through ``memory_layer.config.set_value``/``unset_value``, the functions
 behind `memory-layer config set/unset`, so the same checks apply.
@@ -36,6 +37,8 @@ def shown(value: Any) -> str:
 
 
 def sections(config: dict[str, Any]) -> list[dict[str, Any]]:
+    from memory_layer.api import accepted_values, describe_setting
+
     out: dict[str, list[dict[str, Any]]] = {}
     for key in all_keys():
         default = get_value(key, DEFAULTS)
@@ -44,18 +47,57 @@ def sections(config: dict[str, Any]) -> list[dict[str, Any]]:
             {
                 "key": key,
                 "value": shown(current),
-                "default": shown(default),
+                "default": shown(default) or "(empty)",
                 "changed": current != default,
                 "kind": type(default).__name__,
+                "help": describe_setting(key),
+                "accepts": accepted_values(key, default),
             }
         )
     return [{"name": name, "keys": keys} for name, keys in out.items()]
 
 
-def engine_status() -> dict[str, Any]:
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def engine_words(info: dict[str, Any], enabled: bool) -> str:
+    """The engine's status (``engine.lifecycle.status``) as a sentence."""
+    if not info.get("running"):
+        if not enabled:
+            return (
+                "Turned off (engine.enabled is false): each hook and command loads what it "
+                "needs in its own process."
+            )
+        return (
+            "Not running. Claude Code sessions start it through the hooks; "
+            "run memory-layer engine start to start it now."
+        )
+    if not info.get("ready"):
+        return (
+            f"Running as process {info.get('pid')}, but it did not answer a status request; "
+            "memory-layer engine stop and a new session restart it."
+        )
+    queued = int(info.get("queued") or 0)
+    return (
+        f"Running as process {info['pid']} (version {info.get('version', '?')}) for "
+        f"{_duration(float(info.get('uptime_s') or 0))}; idle for "
+        f"{_duration(float(info.get('idle_s') or 0))}, it stops after "
+        f"{_duration(float(info.get('idle_timeout_s') or 0))} without requests. "
+        f"Model: {info.get('embedder') or 'none'}. Answered {info.get('requests', 0)} "
+        f"requests; {queued} capture job{'' if queued == 1 else 's'} waiting."
+    )
+
+
+def engine_status(config: dict[str, Any]) -> dict[str, Any]:
     from memory_layer.engine.lifecycle import status
 
-    return {"status": status()}
+    info = status()
+    return {"status": info, "words": engine_words(info, bool(config["engine"]["enabled"]))}
 
 
 def _page(error: str | None = None, status: int = 200) -> tuple[str, int]:
@@ -67,7 +109,7 @@ def _page(error: str | None = None, status: int = 200) -> tuple[str, int]:
         "settings.html",
         sections=sections(config),
         embedding=embedder_status(config),
-        engine=engine_status(),
+        engine=engine_status(config),
         error=error,
     )
     return page, status

@@ -107,8 +107,11 @@ def recall(ctx: click.Context, query: str, **values: Any) -> None:
 
     Searches the current project plus global memories unless told otherwise, ranking
     by 0.35·similarity + 0.25·outcome + 0.15·recency + 0.15·frequency + 0.10·confidence,
-    times the category boost when the query's intent matches the category. Answered
-    by the warm engine when one is running, else in this process.
+    times the category boost when the query's intent matches the category. The
+    closest matches come first (by score among matches of about the same similarity);
+    a line marks where the weaker ones, under retrieval.relative_floor of the best
+    match's similarity, begin. Answered by the warm engine when one is running, else
+    in this process.
 
     Run inside a Claude Code session (the session id comes from --session or
     $MEMORY_LAYER_SESSION_ID, which the plugin's SessionStart hook sets), the results an

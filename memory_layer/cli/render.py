@@ -54,6 +54,15 @@ def _explain_lines(record: dict[str, Any]) -> list[str]:
     return [*lines, ordered] if ordered else lines
 
 
+def weaker_matches(floor: float) -> str:
+    """The line between the closer matches and those below the relative floor, which
+    rank after them whatever their score (retrieval.search._rank_strong_first)."""
+    return (
+        f"-- weaker matches: similarity under {floor:.3f} (retrieval.relative_floor of the "
+        "best match's), listed after the closer matches whatever their score --"
+    )
+
+
 def recall_lines(
     records: list[dict[str, Any]], *, explain: bool, common_share: float | None
 ) -> list[str]:
@@ -66,10 +75,18 @@ def recall_lines(
             f"Left out of the embedded query (in over {share} of the searched memories; "
             f"keywords still use them): {', '.join(left_out)}"
         )
+    weaker = False
     for rank, record in enumerate(records, 1):
+        floor = record["explain"].get("below_relative_floor")
+        if floor is not None and not weaker:
+            weaker = True
+            lines.append(weaker_matches(floor))
         where = record.get("project") or "global"
         lines.append(f"{rank}. [{record['category']}] {short(record['text'], TEXT_WIDTH)}")
-        lines.append(f"   id {record['id']} · {where} · score {record['score']:.3f}")
+        lines.append(
+            f"   id {record['id']} · {where} · score {record['score']:.3f} · "
+            f"match {record['scores']['similarity']:.3f}"
+        )
         if explain:
             lines.extend(_explain_lines(record))
         if record.get("withheld"):
@@ -84,7 +101,6 @@ def recall_lines(
 
 def redaction_notice(record: dict[str, Any]) -> str:
     """Which secrets were replaced, by kind and count, as the stored text marks them."""
-    import re
     from collections import Counter
 
     kinds = Counter(re.findall(r"\[REDACTED:([a-z0-9_]+)\]", record.get("text") or ""))
