@@ -59,6 +59,12 @@ LINES: dict[str, str] = {
     "hooks.max_prompt_chars": "Only the prompt's first this-many characters are the query.",
     "hooks.session_start_tokens": "Token budget of the session-start block (4 characters a token).",
     "hooks.session_start_limit": "At most this many memories in the session-start block.",
+    "hooks.session_start_min_confidence": (
+        "Confidence an automatic capture nobody vouched for needs to be shown at session start."
+    ),
+    "hooks.session_start_min_quality": (
+        "Quality (the blend without similarity) such a capture needs to be shown at session start."
+    ),
     "hooks.item_chars": "Longer memories are cut to this many characters when injected.",
     "hooks.capture": "Learn from tool results, failures and transcripts without being asked.",
     "hooks.min_capture_confidence": "Captured candidates below this confidence are not stored.",
@@ -118,7 +124,7 @@ def describe(key: str) -> str:
 
 def accepted(key: str, default: object) -> str:
     """What values ``key`` accepts, as ``config.coerce`` checks them."""
-    from memory_layer.config import CHOICES
+    from memory_layer.config import CHOICES, value_range
 
     if key in CHOICES:
         return " or ".join(CHOICES[key])
@@ -133,6 +139,11 @@ def accepted(key: str, default: object) -> str:
     if isinstance(default, str):
         return "text"
     kind = "a whole number" if isinstance(default, int) else "a number"
+    bounds = value_range(key)
+    if bounds is not None and isinstance(default, (int, float)):
+        # A setting whose default is not negative never takes a negative value.
+        low = bounds[0] if default < 0 else max(bounds[0], 0.0)
+        return f"{kind} from {low:g} to {bounds[1]:g}"
     if isinstance(default, (int, float)) and default < 0:
         return f"{kind}, may be negative"
     if key.startswith("boosts.") or key == "recency.half_life_days":

@@ -32,6 +32,12 @@ def test_what_a_setting_accepts_is_what_config_set_accepts(key: str):
     coerce(key, default)  # the default itself is always accepted
     if isinstance(default, bool):
         assert says == "true or false" and refused(key, "maybe")
+    elif isinstance(default, (int, float)) and " from " in says:
+        low, high = (float(x) for x in says.split(" from ")[1].split(" to "))
+        step = 1 if isinstance(default, int) else 0.05
+        assert refused(key, "lots")
+        assert not refused(key, f"{low:g}") and not refused(key, f"{high:g}")
+        assert refused(key, f"{low - step:g}") and refused(key, f"{high + step:g}")
     elif isinstance(default, (int, float)):
         assert refused(key, "lots")
         assert refused(key, "-1") == ("may be negative" not in says)
