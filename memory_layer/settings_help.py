@@ -106,6 +106,10 @@ LINES: dict[str, str] = {
     "outcomes.tasks_dir": "Where Claude Code keeps its task lists.",
     "trust.trusted_sources": "Sources (comma-separated) whose writes are active at once.",
     "trust.hook_writes": "Memories captured by the hooks: active at once, or pending review.",
+    "trust.external_writes": (
+        "Captured words from tool output, a file or page read, or the assistant relaying one: "
+        "pending review, or active."
+    ),
     "trust.other_writes": "Writes from any other source (agents over MCP always): pending or active.",
     "trust.overdue": "Records past their review date: withhold them from agents, or only flag them.",
     "trust.conflicts": "Competing values of one fact: show each with its source, or hide them.",
