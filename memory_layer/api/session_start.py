@@ -42,9 +42,16 @@ def _vouched(memory: Memory, config: dict[str, Any]) -> bool:
     return bool(approver) and source_kind(approver) not in ("hook", "mcp")
 
 
-def session_start_withheld(memory: Memory, config: dict[str, Any], now: datetime) -> str | None:
-    """Why SessionStart leaves ``memory`` out (None: it clears the bar)."""
-    from memory_layer.retrieval.scoring import quality
+def session_start_withheld(
+    memory: Memory,
+    config: dict[str, Any],
+    *,
+    quality: float | None = None,
+    now: datetime | None = None,
+) -> str | None:
+    """Why SessionStart leaves ``memory`` out (None: it clears the bar). ``quality``: its
+    score by ``retrieval.scoring.quality`` when the caller has it (else computed at
+    ``now``)."""
     from memory_layer.trust.quality import vague_reasons
 
     vague = vague_reasons(memory.text)
@@ -58,7 +65,12 @@ def session_start_withheld(memory: Memory, config: dict[str, Any], now: datetime
     floor = float(hooks["session_start_min_confidence"])
     if memory.confidence < floor:
         return f"captured at confidence {memory.confidence:.2f} (< {floor}), never reinforced or credited"
-    score = quality(memory, config, now)
+    if quality is None:
+        from memory_layer.models import utcnow
+        from memory_layer.retrieval.scoring import quality as blend
+
+        quality = blend(memory, config, now or utcnow())
+    score = quality
     if score < float(hooks["session_start_min_quality"]):
         return f"quality {score:.2f} below hooks.session_start_min_quality"
     return None

@@ -14,6 +14,7 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import dataclass
 from datetime import datetime
+from itertools import islice
 from typing import Any
 
 from memory_layer import api
@@ -199,10 +200,10 @@ def prompt_text(
 # --- SessionStart ----------------------------------------------------------------
 
 
-def _clears_bar(memory: Memory, config: dict[str, Any], now: datetime) -> bool:
+def _clears_bar(memory: Memory, score: float, config: dict[str, Any]) -> bool:
     """With no query there is no relevance evidence: only memories that earned a place
     (``api.session_start_withheld``) are shown; the rest wait for a prompt they answer."""
-    return api.session_start_withheld(memory, config, now) is None
+    return api.session_start_withheld(memory, config, quality=score) is None
 
 
 def plan_session_start(
@@ -222,14 +223,12 @@ def plan_session_start(
         return Plan("", kind="session_start")
     # Candidates: the freshest and the best-scored; the quality blend orders them all.
     pool = api.session_start_pool(conn, project, gate.statuses)
-    scored = sorted(
-        (
-            (m, api.quality(m, config, now))
-            for m in pool
-            if m.id not in shown and gate.visible(m) and _clears_bar(m, config, now)
-        ),
+    ranked = sorted(
+        ((m, api.quality(m, config, now)) for m in pool if m.id not in shown and gate.visible(m)),
         key=lambda pair: (-pair[1], pair[0].id),
-    )[:limit]
+    )
+    # Best first, so the bar is asked only until the block is full (not of the whole pool).
+    scored = list(islice((pair for pair in ranked if _clears_bar(*pair, config)), limit))
     budget = min(int(hooks["session_start_tokens"]) * CHARS_PER_TOKEN, MAX_OUTPUT_CHARS)
     text, chosen = session_text(
         scored, gate, budget_chars=budget, item_chars=int(hooks["item_chars"])
