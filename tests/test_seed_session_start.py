@@ -3,6 +3,8 @@ the bar (api.session_start_withheld) are injected, however small the store."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from datetime import timedelta
 from pathlib import Path
 
@@ -28,8 +30,13 @@ def seed(claude: Claude, text: str, category: str, source: str, confidence: floa
     conn = open_db(claude.home / "memories.db")
     try:
         memory = remember(
-            conn, text, config=load_config(), category=category, project=PROJECT,
-            source=source, confidence=confidence,
+            conn,
+            text,
+            config=load_config(),
+            category=category,
+            project=PROJECT,
+            source=source,
+            confidence=confidence,
         ).memory
         if changes:
             memory = update_memory(conn, memory.id, changes, actor="test", action="test")
@@ -40,18 +47,46 @@ def seed(claude: Claude, text: str, category: str, source: str, confidence: floa
 
 def test_a_small_store_injects_only_what_earned_a_place(claude: Claude) -> None:
     seed(claude, "Never edit a migration that was merged; add a new one.", "convention", "cli", 0.9)
-    seed(claude, "Always run `cargo clippy -- -D warnings` before pushing.", "convention",
-         "hook:Stop", 0.9)
-    seed(claude, "Run the tests with `pnpm -r test`.", "command", "hook:PostToolUse", 0.6,
-         use_count=2)
+    seed(
+        claude,
+        "Always run `cargo clippy -- -D warnings` before pushing.",
+        "convention",
+        "hook:Stop",
+        0.9,
+    )
+    seed(
+        claude,
+        "Run the tests with `pnpm -r test`.",
+        "command",
+        "hook:PostToolUse",
+        0.6,
+        use_count=2,
+    )
     seed(claude, "Be careful with stuff around the thing.", "gotcha", "cli", 0.9)
-    seed(claude, "Lint with `rubocop app/models/user.rb app/models/order.rb`.", "command",
-         "hook:PostToolUse", 0.6)
-    seed(claude, "`docker build -t api:test .` failed with `exec format error`; fixed by "
-         "rebuilding.", "troubleshooting", "hook:PostToolUse", 0.5)
+    seed(
+        claude,
+        "Lint with `rubocop app/models/user.rb app/models/order.rb`.",
+        "command",
+        "hook:PostToolUse",
+        0.6,
+    )
+    seed(
+        claude,
+        "`docker build -t api:test .` failed with `exec format error`; fixed by rebuilding.",
+        "troubleshooting",
+        "hook:PostToolUse",
+        0.5,
+    )
     old = iso(utcnow() - timedelta(days=120))
-    seed(claude, "We decided to pin Node 18 because the CI image ships it.", "decision",
-         "hook:Stop", 0.75, created_at=old, updated_at=old)
+    seed(
+        claude,
+        "We decided to pin Node 18 because the CI image ships it.",
+        "decision",
+        "hook:Stop",
+        0.75,
+        created_at=old,
+        updated_at=old,
+    )
 
     text = claude.context("SessionStart", source="startup", model="claude-sonnet-5")
 
@@ -69,3 +104,25 @@ def test_nothing_that_clears_the_bar_injects_nothing(claude: Claude) -> None:
     assert claude.context("SessionStart", source="startup") == ""
     # The capture is still there for a prompt it answers.
     assert "rubocop" in claude.context("UserPromptSubmit", prompt="how do I lint with rubocop here")
+
+
+def test_imported_claude_md_is_not_repeated_but_agents_md_is(claude: Claude) -> None:
+    from tests.conftest import FIXTURES
+
+    rules = FIXTURES / "instructions" / "cursorrules-fastapi" / ".cursorrules"
+    (claude.project / "CLAUDE.md").write_text(
+        "## Testing\n\n- Run the tests with `make test` before pushing.\n"
+    )
+    (claude.project / "AGENTS.md").write_text(rules.read_text())
+    env = {**claude.env, "PATH": str(Path(sys.executable).parent) + ":" + claude.env["PATH"]}
+    done = subprocess.run(
+        [sys.executable, "-m", "memory_layer", "import-instructions", str(claude.project)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    text = claude.context("SessionStart", source="startup")
+    assert "Never time.sleep() in async. Use asyncio.sleep()." in text  # from AGENTS.md
+    assert "make test" not in text  # Claude Code reads CLAUDE.md itself

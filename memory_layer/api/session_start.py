@@ -17,6 +17,8 @@ history vouches for it:
   by the quality blend (``hooks.session_start_min_quality``: recency decays an unused
   capture below it after about two months).
 
+Memories imported from a CLAUDE.md are left out: Claude Code loads that file itself.
+
 What misses the bar stays available where there is evidence: per-prompt injection
 above the relevance floor, ``recall`` and MCP search.
 """
@@ -29,6 +31,12 @@ if TYPE_CHECKING:
     from typing import Any
 
     from memory_layer.models import Memory
+
+
+# Imports of the files Claude Code reads into every session on its own (the project's
+# and the user's CLAUDE.md): injecting them again would only repeat them. AGENTS.md,
+# .cursorrules, CONTRIBUTING.md, … are not read by Claude Code, so their memories stay.
+LOADED_BY_CLAUDE_CODE = frozenset({"import:CLAUDE.md", "import:CLAUDE.local.md"})
 
 
 def _vouched(memory: Memory, config: dict[str, Any]) -> bool:
@@ -54,6 +62,8 @@ def session_start_withheld(
     ``now``)."""
     from memory_layer.trust.quality import vague_reasons
 
+    if (memory.source or "").strip() in LOADED_BY_CLAUDE_CODE:
+        return "Claude Code loads this CLAUDE.md into every session itself"
     vague = vague_reasons(memory.text)
     if vague:
         return "vague: " + "; ".join(vague)

@@ -26,6 +26,9 @@ MAX_ITEM_CHARS = 500
 # Fewer words than this and an item needs its heading to make sense ("Edition: 2024").
 CONTEXT_WORDS = 6
 MIN_WORDS = 3
+# A paragraph ending in ':' prefixes the list items after it when it is this short at most.
+MAX_INTRO_WORDS = 15
+MAX_STATEMENT_CHARS = 200
 # A recipe block longer than this is cut: the first commands are the ones to remember.
 MAX_RECIPE_COMMANDS = 6
 SECTION_SEPARATOR = " / "
@@ -145,6 +148,7 @@ def split_instructions(text: str, filename: str = "") -> list[Instruction]:
             continue
         if heading := _heading(raw, lines, number):
             flush()
+            _flush_long_intro(state, number, found)
             _enter_heading(state, *heading)
             continue
         if not raw.strip():
@@ -154,7 +158,8 @@ def split_instructions(text: str, filename: str = "") -> list[Instruction]:
             continue
         if label := _BOLD_LABEL.match(raw):
             flush()
-            state.label, state.intro, state.parent = _inline(label.group(1)), "", ""
+            state.label = _inline(label.group(1)).rstrip(":").strip()
+            state.intro = state.parent = ""
             continue
         if raw.lstrip().startswith("|"):
             flush()
@@ -231,17 +236,26 @@ def _emit_block(block: _Block, state: _State, found: list[Instruction]) -> None:
         if text.endswith(":"):
             state.parent = text  # its children complete it
             return
+        _flush_long_intro(state, block.line, found)
         if state.parent and block.indent > 0:
             text = f"{state.parent} {text}"
         elif state.intro and _words(text) < CONTEXT_WORDS * 2:
             text = f"{state.intro} {text}"
     else:
         state.parent = ""
+        _flush_long_intro(state, block.line, found)
         if text.endswith(":"):
-            state.intro = text
+            state.intro = text  # "Build with:" completes what follows
             return
-        state.intro = ""
     _add(text, block.line, state, found)
+
+
+def _flush_long_intro(state: _State, line: int, found: list[Instruction]) -> None:
+    """A long paragraph ending in ':' before a list is a statement of its own, not a
+    prefix for each item (before a shell block it stays the recipe's description)."""
+    if state.intro and _words(state.intro) > MAX_INTRO_WORDS:
+        intro, state.intro = state.intro, ""
+        _add(intro, line, state, found)
 
 
 def _add(text: str, line: int, state: _State, found: list[Instruction], kind: str = "") -> None:
@@ -309,12 +323,14 @@ def _emit_code(
     the paragraph that introduced it. Other code (Python, a directory tree) is an
     example, not a memory."""
     if state.skipping() or lang not in _SHELL_LANGS:
+        _flush_long_intro(state, line, found)
         state.intro = ""
         return
     commands = _commands(body)
-    intro = state.intro.rstrip(":").strip()
+    intro = (state.intro or state.label).rstrip(":").strip()
     state.intro = ""
     if not commands:
+        _emit_statement(lang, body, line, intro, state, found)
         return
     described = sum(1 for _, what, _ in commands if what)
     if described * 2 >= len(commands):
@@ -327,6 +343,18 @@ def _emit_code(
     _add(
         f"{intro}: {recipe}" if intro else f"Run {recipe}.", line + 1, state, found, kind="command"
     )
+
+
+def _emit_statement(
+    lang: str, body: list[str], line: int, intro: str, state: _State, found: list[Instruction]
+) -> None:
+    """A plain block of one short line under a heading or label ("Configuration
+    Hierarchy:" then ``CLI args > Environment vars > …``) states a fact; a longer block
+    is a diagram or an example."""
+    lines = [raw.strip() for raw in body if raw.strip()]
+    if lang in ("", "text", "txt") and len(lines) == 1 and len(lines[0]) <= MAX_STATEMENT_CHARS:
+        text = f"{intro}: {lines[0]}" if intro else lines[0]
+        _add(text, line + 1, state, found)
 
 
 def _commands(body: list[str]) -> list[tuple[str, str, int]]:
