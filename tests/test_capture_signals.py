@@ -431,3 +431,16 @@ def test_a_fail_then_fix_story_carries_the_tool_output_origin():
     ]
     (story,) = troubleshooting_candidates(events)
     assert story.origin == "tool_output"
+
+
+def test_command_memories_skip_file_lists_and_compound_tails():
+    events = [
+        ToolEvent("Bash", "bundle exec rubocop app/models/user.rb app/models/post.rb", ok=True),
+        ToolEvent(
+            "Bash", 'bundle exec rubocop 2>&1 | tail -10; echo "---"; git status --short', ok=True
+        ),
+        ToolEvent("Bash", 'source "$HOME/.cargo/env" && cargo build', ok=True),
+        ToolEvent("Bash", "bundle exec rubocop", ok=True),
+    ]
+    texts = sorted(c.text for c in command_candidates(events))
+    assert texts == ["Build with `cargo build`.", "Lint with `bundle exec rubocop`."]

@@ -16,7 +16,10 @@ from collections.abc import Sequence
 
 __all__ = ["command_key", "command_kind", "is_trivial", "normalise_command", "similar"]
 
-_CD_PREFIX = re.compile(r"^\s*(?:cd|pushd)\s+(?:\"[^\"]*\"|'[^']*'|\S+)\s*(?:&&|;)\s*")
+_CD_PREFIX = re.compile(
+    r"^\s*(?:(?:cd|pushd|source|\.)\s+(?:\"[^\"]*\"|'[^']*'|\S+)|export\s+\w+=\S*|"
+    r"nvm\s+use(?:\s+\S+)?|(?:conda|mamba)\s+activate\s+\S+)\s*(?:&&|;)\s*"
+)
 _WRAPPER_PREFIX = re.compile(r"^\s*(?:time|timeout\s+(?:-\S+\s+)*\d+[smh]?)\s+")
 _TRAILING = re.compile(
     r"\s*(?:\d?>&\d|\d?>\s*/dev/null|\|\s*(?:tail|head|less|more|cat|grep|tee)\b[^|;&]*|"
@@ -25,7 +28,8 @@ _TRAILING = re.compile(
 
 
 def normalise_command(command: str) -> str:
-    """Strip what varies between runs: ``cd x &&``, ``| tail``, ``2>&1``, ``; echo``."""
+    """Strip what varies between runs: ``cd x &&``, ``source env &&``, ``| tail``,
+    ``2>&1``, ``; echo``."""
     cmd = command.strip()
     while True:
         new = _CD_PREFIX.sub("", cmd)

@@ -410,6 +410,19 @@ def troubleshooting_candidates(
 # A test command naming one source file: `tests/test_api.py`, `src/app.test.ts`, `x_test.go`.
 _SINGLE_FILE = re.compile(r"\s\S+\.(py|ts|tsx|js|jsx|mjs|go|rs|rb|java|kt|php|cs|swift)(\s|$)")
 
+# What is left of a command after normalising that still chains another one:
+# `rubocop 2>&1 | tail -10; echo "---"; git status --short` is a one-off, while
+# `ruff check . && ruff format --check .` chains two checks and is the project's command.
+_CHAIN = re.compile(r"\s*(?:&&|\|\||\||;)\s*")
+
+
+def _one_off_chain(cmd: str) -> bool:
+    stages = [part for part in _CHAIN.split(cmd) if part.strip()]
+    return len(stages) > 1 and not all(
+        command_kind(stage) and not is_trivial(stage) for stage in stages
+    )
+
+
 _TEMPLATES = {
     "test": "Run the tests with `{cmd}`.",
     "lint": "Lint with `{cmd}`.",
@@ -422,9 +435,10 @@ _TEMPLATES = {
 def command_candidates(events: Iterable[ToolEvent], new_from: int = 0) -> list[Candidate]:
     """One ``command`` memory per (tool, kind): the shortest successful form.
 
-    Commands aimed at a single test (``::``, ``-k``) or at one test file
-    (``pytest tests/test_api.py``) are too specific to be the project's command
-    and are skipped: otherwise every file the agent tested would become a memory.
+    Commands aimed at a single test (``::``, ``-k``), at source files
+    (``pytest tests/test_api.py``, ``rubocop app/models/user.rb``) or chaining other
+    commands (``…; git status --short``) are too specific to be the project's command
+    and are skipped: otherwise every file the agent touched would become a memory.
     Events before ``new_from`` were handled by an earlier call and are ignored.
     """
     best: dict[tuple[str, str], str] = {}
@@ -436,8 +450,8 @@ def command_candidates(events: Iterable[ToolEvent], new_from: int = 0) -> list[C
         kind = command_kind(cmd)
         if not kind or "::" in cmd or re.search(r"\s-k\s", cmd) or "\n" in cmd:
             continue
-        if kind == "test" and _SINGLE_FILE.search(cmd):
-            continue
+        if _SINGLE_FILE.search(cmd) or _one_off_chain(cmd):
+            continue  # one-off file lists and compound tails are no project command
         slot = (command_key(cmd), kind)
         if slot not in best or len(cmd) < len(best[slot]):
             best[slot] = cmd
