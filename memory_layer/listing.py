@@ -61,6 +61,14 @@ def details(db: Conn, memory_id: str) -> dict[str, Any]:
     from memory_layer.trust.views import trust_notes
 
     info["notes"].extend(trust_notes(db, memory))
+    # import-instructions: the file and section the memory came from.
+    from memory_layer.storage.instructions import item_for_memory
+
+    item = item_for_memory(db, memory.id)
+    if item is not None:
+        info["imported_from"] = {"path": item.path, "section": item.section}
+        where = f", section {item.section!r}" if item.section else ""
+        info["notes"].append(f"imported from {item.path}{where} (import-instructions)")
     return info
 
 

@@ -164,6 +164,12 @@ def test_import_reimport_and_a_real_change(repo: Path, user_home: Path) -> None:
         retired["memory_id"],
     )
     assert "removed from CLAUDE.md (Workspace Structure)" in reason[0][0]
+    shown = run("show", python["memory_id"])
+    assert shown["imported_from"] == {
+        "path": str((repo / "CLAUDE.md").resolve()),
+        "section": "Testing Strategy",
+    }
+    assert any("imported from" in note for note in shown["notes"])
 
     settled = run("import-instructions", str(repo))["files"][0]
     assert settled["counts"] == {"unchanged": changed["items"]}
