@@ -30,3 +30,23 @@ class ConfigError(MemoryLayerError):
 
 class ImportFailed(InvalidInput):
     """An import file has a bad line; nothing was imported."""
+
+
+class Unauthorized(InvalidInput):
+    """Team server: no token, or one that is unknown, revoked or expired."""
+
+
+class Forbidden(InvalidInput):
+    """Team server: the token's scopes or the member's role do not allow this."""
+
+
+class Stale(InvalidInput):
+    """Team server: a change made against an older revision of the memory."""
+
+
+class Conflict(InvalidInput):
+    """Team server: a new value for a fact the team already holds with another value."""
+
+
+class TeamUnavailable(MemoryLayerError):
+    """The team server cannot be reached or answered with an error."""

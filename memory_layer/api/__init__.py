@@ -181,6 +181,33 @@ _HOMES = {
     "list_tasks": "memory_layer.outcomes.views",
     "memory_outcomes": "memory_layer.outcomes.views",
     "task_detail": "memory_layer.outcomes.views",
+    # the team client's use cases
+    "team_login": "memory_layer.api.team:login",
+    "team_logged_in": "memory_layer.api.team:logged_in",
+    "team_share": "memory_layer.api.team:share",
+    "team_propose_change": "memory_layer.api.team:propose_change",
+    "team_sync": "memory_layer.api.team:sync",
+    "team_status": "memory_layer.api.team:status",
+    "team_call": "memory_layer.api.team:server_call",
+    "team_new_client_key": "memory_layer.api.team:new_client_key",
+    "is_team_memory": "memory_layer.api.team:is_team_memory",
+    # the team server's use cases (PostgreSQL), named team_* here
+    "team_init_server": "memory_layer.api.team_server:init_server",
+    "team_authenticate": "memory_layer.api.team_server:authenticate",
+    "team_me": "memory_layer.api.team_server:me",
+    "team_invite": "memory_layer.api.team_server:invite",
+    "team_create_token": "memory_layer.api.team_server:create_token",
+    "team_propose": "memory_layer.api.team_server:propose",
+    "team_inbox": "memory_layer.api.team_server:inbox",
+    "team_decide": "memory_layer.api.team_server:decide",
+    "team_withdraw": "memory_layer.api.team_server:withdraw",
+    "team_dispute": "memory_layer.api.team_server:dispute",
+    "team_resolve": "memory_layer.api.team_server:resolve",
+    "team_report_outcome": "memory_layer.api.team_server:report_outcome",
+    "team_pull": "memory_layer.api.team_server:pull",
+    "team_search": "memory_layer.api.team_server:search",
+    "team_connect": "memory_layer.api.team_server:connect",
+    "team_check_database": "memory_layer.api.team_server:check_database",
 }
 
 

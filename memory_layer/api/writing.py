@@ -209,8 +209,10 @@ def edit(
     from memory_layer.trust.verify import verify_if_trusted
 
     with transaction(db):
+        current = get_memory(db, memory_id)
+        refuse_team_change(current, "edited")
         if expect is not None:
-            expect(get_memory(db, memory_id))
+            expect(current)
         memory = change(
             db,
             memory_id,
@@ -229,10 +231,24 @@ def edit(
     return memory
 
 
+def refuse_team_change(memory: Memory, done: str) -> None:
+    """A team memory is the team's reviewed truth, mirrored read-only: changing it
+    here would make this device disagree with every other one. Say how to change it."""
+    server = memory.extra.get("team_server")
+    if server:
+        raise InvalidInput(
+            f"{memory.id} is a team memory from {server}; it cannot be {done} locally. "
+            f"Propose a change with `memory-layer team propose {memory.id[:8]} \"new text\"`,"
+            f" or dispute it with `memory-layer team dispute {memory.id[:8]} --reason ...`."
+        )
+
+
 def forget(db: Conn, memory_id: str, *, actor: str = "cli", reason: str | None = None) -> Memory:
     """Retire a record: withheld everywhere, restorable."""
     from memory_layer.memories import forget as retire
+    from memory_layer.storage.records import get_memory
 
+    refuse_team_change(get_memory(db, memory_id), "forgotten")
     return retire(db, memory_id, actor=actor, reason=reason)
 
 
@@ -245,6 +261,7 @@ def restore(db: Conn, memory_id: str, *, actor: str = "cli", reason: str | None 
 
     with transaction(db):
         current = get_memory(db, memory_id)
+        refuse_team_change(current, "restored")
         if current.status == ACTIVE:
             raise InvalidInput(f"Memory {current.id} is already active.")
         check_restorable(db, current)

@@ -534,3 +534,22 @@ def m091_capture_origin(db: Database) -> None:
     # tool output, a file or page the agent read, or assistant text relaying one. NULL
     # for everything else. The trust policy holds such records for a person (issue 12).
     db.execute("ALTER TABLE memories ADD COLUMN origin TEXT")
+
+
+@migrations(name="m900_team_sync")
+def m900_team_sync(db: Database) -> None:
+    # A team memory pulled from a team server is a read-only local row: its server and
+    # the revision it mirrors. The outbox keeps what waits to go up (survives offline);
+    # cursors are per project, because the team log is ordered per project.
+    db.execute("ALTER TABLE memories ADD COLUMN team_server TEXT")
+    db.execute("ALTER TABLE memories ADD COLUMN team_revision INTEGER")
+    db.execute(
+        "CREATE TABLE team_outbox (id TEXT PRIMARY KEY, kind TEXT NOT NULL, memory_id TEXT, "
+        "body TEXT NOT NULL, created_at TEXT NOT NULL, attempts INTEGER NOT NULL DEFAULT 0, "
+        "last_error TEXT, answer TEXT, sent_at TEXT)"
+    )
+    db.execute(
+        "CREATE TABLE team_cursors (server TEXT NOT NULL, project TEXT NOT NULL, "
+        "seq INTEGER NOT NULL, PRIMARY KEY (server, project))"
+    )
+    db.execute("CREATE TABLE team_state (key TEXT PRIMARY KEY, value TEXT)")

@@ -503,3 +503,9 @@ def set_embeddings(db: Conn, model_id: str, vectors: Sequence[tuple[int, bytes]]
             "UPDATE memories SET embedding = ?, embedding_model = ? WHERE rowid = ?",
             [(blob, model_id, rowid) for rowid, blob in vectors],
         )
+
+
+def team_count(db: Conn, server: str) -> int:
+    """Local rows mirrored from the team server at ``server``."""
+    row = raw(db).execute("SELECT count(*) FROM memories WHERE team_server = ?", [server])
+    return int(row.fetchone()[0])

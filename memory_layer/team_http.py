@@ -1,0 +1,196 @@
+"""The team server's HTTP door: ``memory-layer team serve``.
+
+Stateless: every request carries a bearer token and runs on the PostgreSQL database
+(one connection per worker thread), so several copies can serve one database behind a
+load balancer. Tokens are read from the Authorization header only, never from the URL,
+and never logged. Each token gets REQUESTS_PER_MINUTE requests per copy; a request
+body may be MAX_BODY bytes.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from flask import Flask, jsonify, request
+
+from memory_layer import api
+from memory_layer.errors import (
+    Conflict,
+    DatabaseError,
+    Forbidden,
+    InvalidInput,
+    MemoryLayerError,
+    NotFound,
+    Stale,
+    Unauthorized,
+)
+from memory_layer.team import wire
+
+MAX_BODY = 256 * 1024
+REQUESTS_PER_MINUTE = 600
+_STATUS: tuple[tuple[type[MemoryLayerError], int], ...] = (
+    (Unauthorized, 401),
+    (Forbidden, 403),
+    (NotFound, 404),
+    (Stale, 409),
+    (Conflict, 409),
+    (InvalidInput, 400),
+    (DatabaseError, 503),
+)
+
+
+class _Connections(threading.local):
+    conn: Any = None
+
+
+class RateLimit:
+    """A token bucket per token id: REQUESTS_PER_MINUTE, refilled continuously."""
+
+    def __init__(self, per_minute: int) -> None:
+        self.rate = per_minute / 60.0
+        self.capacity = float(per_minute)
+        self.buckets: dict[int, tuple[float, float]] = {}
+        self.lock = threading.Lock()
+
+    def allow(self, key: int) -> bool:
+        now = time.monotonic()
+        with self.lock:
+            level, then = self.buckets.get(key, (self.capacity, now))
+            level = min(self.capacity, level + (now - then) * self.rate)
+            if level < 1:
+                self.buckets[key] = (level, now)
+                return False
+            self.buckets[key] = (level - 1, now)
+            return True
+
+
+def create_app(db_url: str, *, per_minute: int = REQUESTS_PER_MINUTE) -> Flask:
+    """The team API on ``db_url``; refuses to start on a schema that is not current."""
+    api.team_check_database(db_url)
+    app = Flask(__name__)
+    app.config["MAX_CONTENT_LENGTH"] = MAX_BODY
+    local = _Connections()
+    limits = RateLimit(per_minute)
+
+    def conn() -> Any:
+        if local.conn is None or local.conn.closed or local.conn.broken:
+            local.conn = api.team_connect(db_url)
+        return local.conn
+
+    def caller() -> Any:
+        header = request.headers.get("Authorization", "")
+        secret = header[7:].strip() if header.lower().startswith("bearer ") else None
+        principal = api.team_authenticate(conn(), secret)
+        if not limits.allow(principal.token_id):
+            raise _TooMany()
+        return principal
+
+    def body() -> dict[str, Any]:
+        data = request.get_json(silent=True)
+        if not isinstance(data, dict):
+            raise InvalidInput("Send a JSON object with Content-Type: application/json.")
+        return data
+
+    _routes(app, conn, caller, body)
+    _errors(app, local)
+    return app
+
+
+class _TooMany(MemoryLayerError):
+    pass
+
+
+def _routes(
+    app: Flask, conn: Callable[[], Any], caller: Callable[[], Any],
+    body: Callable[[], dict[str, Any]],
+) -> None:
+    @app.get("/v1/health")
+    def health() -> Any:
+        return jsonify(ok=True)
+
+    @app.get("/v1/me")
+    def me() -> Any:
+        return jsonify(api.team_me(conn(), caller()))
+
+    @app.post("/v1/proposals")
+    def propose() -> Any:
+        who = caller()
+        return jsonify(api.team_propose(conn(), who, wire.Proposal.parse(body()))), 201
+
+    @app.get("/v1/inbox")
+    def inbox() -> Any:
+        return jsonify(items=api.team_inbox(conn(), caller()))
+
+    @app.post("/v1/proposals/<proposal_id>/<verb>")
+    def decide(proposal_id: str, verb: str) -> Any:
+        if verb not in {"accept", "reject"}:
+            raise NotFound("Use /accept or /reject.")
+        who = caller()
+        decision = wire.Decision.parse(proposal_id, body(), accept=verb == "accept")
+        return jsonify(api.team_decide(conn(), who, decision))
+
+    @app.post("/v1/memories/<memory_id>/<verb>")
+    def act(memory_id: str, verb: str) -> Any:
+        who = caller()
+        if verb == "withdraw":
+            return jsonify(api.team_withdraw(conn(), who, memory_id))
+        if verb == "resolve":
+            return jsonify(api.team_resolve(conn(), who, memory_id))
+        if verb == "dispute":
+            return jsonify(api.team_dispute(conn(), who, wire.Dispute.parse(memory_id, body())))
+        raise NotFound("Use /withdraw, /dispute or /resolve.")
+
+    @app.post("/v1/outcomes")
+    def outcome() -> Any:
+        who = caller()
+        return jsonify(api.team_report_outcome(conn(), who, wire.Outcome.parse(body())))
+
+    @app.post("/v1/pull")
+    def pull() -> Any:
+        who = caller()
+        data = body()
+        cursors, limit = wire.pull_request(data)
+        return jsonify(api.team_pull(conn(), who, cursors, limit))
+
+    @app.get("/v1/search")
+    def search() -> Any:
+        who = caller()
+        query = wire.search_request(request.args)
+        return jsonify(results=api.team_search(conn(), who, *query))
+
+    @app.post("/v1/invites")
+    def invite() -> Any:
+        who = caller()
+        return jsonify(api.team_invite(conn(), who, wire.Invite.parse(body()))), 201
+
+    @app.post("/v1/tokens")
+    def token() -> Any:
+        who = caller()
+        return jsonify(api.team_create_token(conn(), who, wire.TokenRequest.parse(body()))), 201
+
+
+def _errors(app: Flask, local: _Connections) -> None:
+    import psycopg
+    from werkzeug.exceptions import HTTPException
+
+    @app.errorhandler(MemoryLayerError)
+    def library_error(exc: MemoryLayerError) -> Any:
+        if isinstance(exc, _TooMany):
+            return jsonify(error="Too many requests for this token; slow down."), 429
+        status = next((code for kind, code in _STATUS if isinstance(exc, kind)), 400)
+        return jsonify(error=str(exc)), status
+
+    @app.errorhandler(psycopg.Error)
+    def database_error(exc: psycopg.Error) -> Any:
+        # A broken connection is replaced on the next request; the client retries.
+        if local.conn is not None and not local.conn.closed:
+            local.conn.rollback()
+        app.logger.warning("team database error: %s", type(exc).__name__)
+        return jsonify(error="The team database is unavailable; retry shortly."), 503
+
+    @app.errorhandler(HTTPException)
+    def http_error(exc: HTTPException) -> Any:
+        return jsonify(error=exc.description), exc.code or 500
