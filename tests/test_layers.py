@@ -21,6 +21,7 @@ DOORS = (
     "memory_layer.engine",
     "memory_layer.web",
     "memory_layer.mirror",
+    "memory_layer.team_http",  # the team server's HTTP API
     "memory_layer.__main__",
 )
 # What a door may import besides memory_layer.api: values and settings every layer
@@ -35,13 +36,19 @@ DOOR_MAY_IMPORT = (
     "memory_layer.config",
     "memory_layer.paths",
     "memory_layer.requests",
+    "memory_layer.team.wire",  # the team API's frozen request values
     "memory_layer.frozen",
     "memory_layer.engine.client",
     "memory_layer.engine.lifecycle",
     "memory_layer",
 )
 # The use-case package may use every layer; these may use the ones below them only.
-INNER = ("memory_layer.trust", "memory_layer.outcomes", "memory_layer.retrieval")
+INNER = (
+    "memory_layer.trust",
+    "memory_layer.outcomes",
+    "memory_layer.retrieval",
+    "memory_layer.team",
+)
 STORAGE = "memory_layer.storage"
 # memory_layer.text: the lexical rules (word regex, stopwords, stem rule) the FTS index
 # shares with retrieval and outcomes; memory_layer.frozen: the light frozen-record base.

@@ -39,6 +39,9 @@ OWNED_TABLES = (
     "memory_changes",  # the vector index's change log (storage.embeddings)
     "meta",  # the store's generation counter (storage.db)
     "instruction_items",  # imported instruction files (storage.instructions)
+    "team_outbox",  # team sync (storage.team_sync)
+    "team_cursors",
+    "team_state",
 )
 OWNED = re.compile(r"\b(?:FROM|INTO|UPDATE|JOIN)\s+(" + "|".join(OWNED_TABLES) + r")\b")
 # Running a statement at all: the table names above miss a table in an f-string.

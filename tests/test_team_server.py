@@ -176,8 +176,7 @@ def test_stale_changes_and_rival_values_become_decisions_not_overwrites(
     cy = login(tmp_path, srv, "cy", tokens["cy"])
     first = remember(cy, "Python 3.11", "--subject", "ci-image", "--key", "python")
     cli(cy, "share", first)
-    js(cli(bo, "team", "review", "accept",
-           js(cli(bo, "team", "review", "list", "--json"))[0]["id"]))
+    cli(bo, "team", "review", "accept", js(cli(bo, "team", "review", "list", "--json"))[0]["id"])
     cli(cy, "team", "sync")
     cli(bo, "team", "sync")
     team_id = local_rows(cy)[0][0]

@@ -110,6 +110,9 @@ def invite(conn: psycopg.Connection, caller: Principal, request: Invite) -> dict
     with conn.transaction():
         project = identity.ensure_project(conn, caller.org_id, request.project) \
             if caller.is_admin else _project(conn, caller, request.project, access.ADMIN)
+        if caller.is_admin and identity.role_of(conn, caller.user_id, project) is None:
+            # The org admin who opens a project administers it: its inbox is theirs too.
+            identity.set_membership(conn, caller.user_id, project, "admin")
         user = identity.create_user(conn, caller.org_id, request.name, is_admin=False)
         identity.set_membership(conn, user, project, request.role)
         scopes = sorted(access.ROLES[request.role])

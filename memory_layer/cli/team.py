@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from memory_layer.cli.app import cli
+from memory_layer.cli import cli
 from memory_layer.cli.common import echo_json, json_option
 
 DEFAULT_PORT = 8787

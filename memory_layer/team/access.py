@@ -111,10 +111,10 @@ def require(principal: Principal, action: str, role: str | None, project_id: int
         raise Forbidden("This token is limited to another project.")
     if role is None:
         raise Forbidden("You are not a member of this project; ask a team admin to invite you.")
+    if action not in ROLES[role]:
+        raise Forbidden(f"Your role here is {role}, which cannot {action}.")
     if action not in principal.scopes:
         raise Forbidden(
             f"This token has no '{action}' scope (it has {', '.join(sorted(principal.scopes))})."
             " Create a token with it: `memory-layer team token create --scopes ...`."
         )
-    if action not in ROLES[role]:
-        raise Forbidden(f"Your role here is {role}, which cannot {action}.")
