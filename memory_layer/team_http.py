@@ -1,5 +1,6 @@
 """The team server's HTTP door: ``memory-layer team serve``.
 
+The remote MCP endpoint (``team_mcp``) is served at ``/mcp`` by the same process.
 Stateless: every request carries a bearer token and runs on the PostgreSQL database
 (one connection per worker thread), so several copies can serve one database behind a
 load balancer. Tokens are read from the Authorization header only, never from the URL,
@@ -170,6 +171,31 @@ def _routes(
     def token() -> Any:
         who = caller()
         return jsonify(api.team_create_token(conn(), who, wire.TokenRequest.parse(body()))), 201
+
+
+def asgi(db_url: str, *, host: str, per_minute: int = REQUESTS_PER_MINUTE) -> Any:
+    """The whole team server as one ASGI app: the remote MCP endpoint at /mcp and the
+    HTTP API (Flask, through a2wsgi) everywhere else."""
+    from a2wsgi import WSGIMiddleware
+    from mcp.server.transport_security import TransportSecuritySettings
+    from starlette.applications import Starlette
+    from starlette.routing import Mount
+
+    from memory_layer.team_mcp import build
+
+    flask_app = create_app(db_url, per_minute=per_minute)
+    # Host-header checks (DNS rebinding) only make sense on loopback; behind a public
+    # name the bearer token is the gate.
+    security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    mcp_app = build(db_url).streamable_http_app(
+        stateless_http=True, json_response=True, host=host, transport_security=security,
+        max_request_body_size=MAX_BODY,
+    )
+    return Starlette(
+        routes=[*mcp_app.routes, Mount("/", app=WSGIMiddleware(flask_app))],  # type: ignore[arg-type]
+        middleware=mcp_app.user_middleware,
+        lifespan=mcp_app.router.lifespan_context,
+    )
 
 
 def _errors(app: Flask, local: _Connections) -> None:

@@ -75,7 +75,8 @@ def cli(home: Path, *args: str, check: bool = True, timeout: float = 60,
 class TeamServer:
     """``memory-layer team serve`` as a subprocess on a free loopback port."""
 
-    def __init__(self, home: Path, db_url: str) -> None:
+    def __init__(self, home: Path, db_url: str, *extra: str) -> None:
+        self.extra = extra
         self.home = home
         self.db_url = db_url
         self.port = free_port()
@@ -86,7 +87,7 @@ class TeamServer:
         env = {**os.environ, "MEMORY_LAYER_HOME": str(self.home)}
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "memory_layer", "team", "serve", "--db", self.db_url,
-             "--port", str(self.port)],
+             "--port", str(self.port), *self.extra],
             env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
         )
         deadline = time.monotonic() + 60

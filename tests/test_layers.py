@@ -22,6 +22,7 @@ DOORS = (
     "memory_layer.web",
     "memory_layer.mirror",
     "memory_layer.team_http",  # the team server's HTTP API
+    "memory_layer.team_mcp",  # and its remote MCP endpoint
     "memory_layer.__main__",
 )
 # What a door may import besides memory_layer.api: values and settings every layer

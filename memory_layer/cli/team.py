@@ -12,6 +12,7 @@ from memory_layer.cli import cli
 from memory_layer.cli.common import echo_json, json_option
 
 DEFAULT_PORT = 8787
+REQUESTS_PER_MINUTE = 600  # the team server's default (memory_layer.team_http)
 DB_ENV = "MEMORY_LAYER_TEAM_DB"
 
 
@@ -88,9 +89,13 @@ def _loopback(host: str) -> bool:
 @click.option("--tls-key", type=click.Path(exists=True, dir_okay=False), help="TLS private key.")
 @click.option("--behind-tls-proxy", is_flag=True,
               help="Bind a public address without TLS here: a proxy in front terminates TLS.")
+@click.option("--rate-limit", type=click.IntRange(1, 100_000), default=REQUESTS_PER_MINUTE,
+              show_default=True, help="Requests per minute per token, per server copy.")
 def serve(db_url: str, host: str, port: int, tls_cert: str | None, tls_key: str | None,
-          behind_tls_proxy: bool) -> None:
-    """Serve the team API (stateless: run several copies on one database).
+          behind_tls_proxy: bool, rate_limit: int) -> None:
+    """Serve the team API and its remote MCP endpoint (/mcp, streamable HTTP).
+
+    Stateless: run several copies on one database behind a load balancer.
 
     Binds loopback unless told otherwise; a public address needs TLS here
     (--tls-cert/--tls-key) or --behind-tls-proxy, since bearer tokens travel in every
@@ -101,9 +106,9 @@ def serve(db_url: str, host: str, port: int, tls_cert: str | None, tls_key: str 
         memory-layer team serve --db postgresql://memory@localhost/ml
         memory-layer team serve --db ... --host 0.0.0.0 --tls-cert c.pem --tls-key k.pem
     """
-    from werkzeug.serving import run_simple
+    import uvicorn
 
-    from memory_layer.team_http import create_app
+    from memory_layer.team_http import asgi
 
     if bool(tls_cert) != bool(tls_key):
         raise click.UsageError("Give both --tls-cert and --tls-key, or neither.")
@@ -115,10 +120,12 @@ def serve(db_url: str, host: str, port: int, tls_cert: str | None, tls_key: str 
     if not _loopback(host) and behind_tls_proxy:
         click.echo(f"WARNING: serving plain HTTP on {host}:{port}; only a TLS-terminating "
                    "proxy may reach this port.", err=True)
-    app = create_app(db_url)
-    click.echo(f"Team server on http{'s' if tls_cert else ''}://{host}:{port}", err=True)
-    ssl = (tls_cert, tls_key) if tls_cert else None
-    run_simple(host, port, app, threaded=True, ssl_context=ssl)  # type: ignore[arg-type]
+    app = asgi(db_url, host=host, per_minute=rate_limit)
+    scheme = "https" if tls_cert else "http"
+    click.echo(f"Team server on {scheme}://{host}:{port} (remote MCP: /mcp)", err=True)
+    # Access lines name method and path only; tokens travel in a header, never logged.
+    uvicorn.run(app, host=host, port=port, ssl_certfile=tls_cert, ssl_keyfile=tls_key,
+                log_level="warning", access_log=False)
 
 
 @team.command()
