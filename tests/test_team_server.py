@@ -257,3 +257,74 @@ def cli_env(home: Path) -> dict[str, str]:
     import os
 
     return {**os.environ, "MEMORY_LAYER_HOME": str(home)}
+
+
+def wait_for(check, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():
+            return
+        time.sleep(0.3)
+    raise AssertionError("timed out waiting")
+
+
+def test_session_start_pulls_in_the_background_and_a_dispute_hides_it_from_agents(
+    tmp_path: Path, team
+) -> None:
+    srv, _ana, tokens, _admin = team
+    bo = login(tmp_path, srv, "bo", tokens["bo"])
+    cy = login(tmp_path, srv, "cy", tokens["cy"])
+    di = login(tmp_path, srv, "di", tokens["di"])
+    cli(cy, "share", remember(cy, "Seed the dev database with: make seed-dev"))
+    cli(bo, "team", "review", "accept", js(cli(bo, "team", "review", "list", "--json"))[0]["id"])
+    # di's Claude Code session starts: the hook answers at once, the pull runs detached.
+    claude = Claude(di, make_project(tmp_path / "shop"))
+    claude.hook("SessionStart", source="startup")
+    wait_for(lambda: len(local_rows(di)) == 1)
+    team_id = local_rows(di)[0][0]
+    assert "make seed-dev" in claude.context("UserPromptSubmit",
+                                             prompt="how do I seed the dev database?")
+    # A reader disputes it: hidden from every member's agents after their next pull.
+    cli(di, "team", "dispute", team_id, "--reason", "the seed target was renamed")
+    for home in (cy, di):
+        cli(home, "team", "sync")
+        assert local_rows(home)[0][2] == "disputed"
+    assert "make seed-dev" not in claude.context("UserPromptSubmit",
+                                                 prompt="how do I seed the dev database?")
+    # A reviewer keeps it: shown again.
+    cli(bo, "team", "resolve", team_id)
+    cli(di, "team", "sync")
+    assert local_rows(di)[0][2] == "active"
+
+
+def test_one_member_cannot_sink_a_shared_memory_and_proven_needs_two_people(
+    tmp_path: Path, team
+) -> None:
+    srv, _ana, tokens, _admin = team
+    bo = login(tmp_path, srv, "bo", tokens["bo"])
+    cy = login(tmp_path, srv, "cy", tokens["cy"])
+    cli(cy, "share", remember(cy, "Clear the asset cache with: bin/rails assets:clobber"))
+    cli(bo, "team", "review", "accept", js(cli(bo, "team", "review", "list", "--json"))[0]["id"])
+    for home in (bo, cy):
+        cli(home, "team", "sync")
+    team_id = local_rows(cy)[0][0]
+    for _ in range(3):
+        cli(cy, "outcome", "--memory", team_id, "--failed")
+    cli(cy, "team", "sync")
+    cli(cy, "team", "sync")  # the second pull brings the score op of the first push
+    shown = js(cli(cy, "show", team_id, "--json"))
+    assert shown["outcome_score"] == pytest.approx(-0.4)  # capped: not at the -0.5 floor
+    code, body = srv.call("POST", "/v1/outcomes", tokens["bo"], {
+        "client_key": "bo-worked-1", "memory_id": team_id, "worked": True})
+    assert code == 200 and body["proven"] is False  # one person's success is not proof
+    cli(bo, "outcome", "--memory", team_id, "--worked")
+    cli(bo, "team", "sync")
+    code, body = srv.call("POST", "/v1/outcomes", tokens["cy"], {
+        "client_key": "cy-worked-1", "memory_id": team_id, "worked": True})
+    assert body["recorded"] is True
+    again = srv.call("POST", "/v1/outcomes", tokens["cy"], {
+        "client_key": "cy-worked-1", "memory_id": team_id, "worked": True})[1]
+    assert again["recorded"] is False  # the same event twice counts once
+    _code, third = srv.call("POST", "/v1/outcomes", _admin, {
+        "client_key": "ana-worked-1", "memory_id": team_id, "worked": True})
+    assert third["proven"] is True  # successes from two people (bo and ana)

@@ -191,6 +191,7 @@ _HOMES = {
     "team_call": "memory_layer.api.team:server_call",
     "team_new_client_key": "memory_layer.api.team:new_client_key",
     "is_team_memory": "memory_layer.api.team:is_team_memory",
+    "team_sync_soon": "memory_layer.api.team_soon:sync_soon",
     # the team server's use cases (PostgreSQL), named team_* here
     "team_init_server": "memory_layer.api.team_server:init_server",
     "team_authenticate": "memory_layer.api.team_server:authenticate",

@@ -16,6 +16,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from memory_layer.api.team_soon import LOGIN_FILE
 from memory_layer.config import load_config
 from memory_layer.errors import InvalidInput, NotFound, TeamUnavailable
 from memory_layer.models import utcnow
@@ -25,7 +26,6 @@ from memory_layer.storage.db import open_db
 from memory_layer.team.client import Remote
 from memory_layer.trust.verify import stamp_fields
 
-LOGIN_FILE = "team.json"
 PUSH_TIMEOUT = 5.0
 # A sync stops pulling after this long; the next one continues from the cursors.
 SYNC_BUDGET_SECONDS = 60.0
@@ -279,5 +279,6 @@ def new_client_key() -> str:
 
 def is_team_memory(memory: Any) -> bool:
     return bool(memory.extra.get("team_server"))
+
 
 

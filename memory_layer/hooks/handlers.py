@@ -269,6 +269,7 @@ def deferred(
     from memory_layer.hooks.capture import process_pending, task_hook
 
     process_pending(conn, config, embedder=embedder, now=now or utcnow(), llm=llm)
+    api.team_sync_soon()  # detached: team memory is pulled without the hook waiting
     project = project_of(conn, event)
     if skip_reason(event, project, config) is None:
         task_hook(conn, event, project, config)
@@ -324,6 +325,8 @@ def _on_stop(event: Stopped, turn: Turn) -> Reply:
         main=not subagent,
         subagent=subagent,
     )
+    if not subagent:
+        api.team_sync_soon()  # at most every 5 minutes, detached
     return Reply()
 
 
