@@ -83,6 +83,11 @@ def share(memory_id: str, *, reason: str | None = None) -> dict[str, Any]:
                 f"{memory.id} is already a team memory; propose a change with "
                 f"`memory-layer team propose {memory.id[:8]} \"new text\"`."
             )
+        if memory.status != "active":
+            raise InvalidInput(
+                f"{memory.id} is {memory.status}; only active memories are shared "
+                "(review or restore it first)."
+            )
         if memory.project is None:
             raise InvalidInput(
                 "Only project memories are shared (the team keys memory by repository); "
@@ -225,6 +230,8 @@ def _mirror(
         **stamp_fields(memory["text"], memory["category"],
                        approver=f"team:{memory.get('reviewer') or memory.get('author')}",
                        config=config, now=now),
+        # Re-review belongs to the team's reviewers, not to each device's clock.
+        "review_by": None,
     }
     actor = f"team:{server_url}"
     if records.memory_exists(db, memory["id"]):
