@@ -191,14 +191,19 @@ def test_stale_changes_and_rival_values_become_decisions_not_overwrites(
     stale = cli(ana, "team", "review", "accept", items["Python 3.13"]["id"], check=False)
     assert stale.returncode == 1 and ("revision" in stale.stderr or "decided" in stale.stderr)
     # A rival value for the same fact from another person: a conflict, not an overwrite.
-    rival = remember(bo, "Python 3.10", "--subject", "ci-image", "--key", "python")
-    cli(bo, "share", rival)
-    item = next(i for i in js(cli(ana, "team", "review", "list", "--json"))
+    # bo holds the team's value locally: a rival value written there is a local
+    # conflict, and sharing it says to propose a change instead.
+    local_rival = remember(bo, "Python 3.10", "--subject", "ci-image", "--key", "python")
+    assert "team propose" in cli(bo, "share", local_rival, check=False).stderr
+    # ana has never pulled: her rival value goes up as a share, and meets the team's.
+    rival = remember(ana, "Python 3.10", "--subject", "ci-image", "--key", "python")
+    cli(ana, "share", rival)
+    item = next(i for i in js(cli(bo, "team", "review", "list", "--json"))
                 if i["text"] == "Python 3.10")
     assert item["conflicts_with"] == team_id
-    conflict = cli(ana, "team", "review", "accept", item["id"], check=False)
+    conflict = cli(bo, "team", "review", "accept", item["id"], check=False)
     assert conflict.returncode == 1 and "supersede" in conflict.stderr
-    cli(ana, "team", "review", "accept", item["id"], "--supersede")
+    cli(bo, "team", "review", "accept", item["id"], "--supersede")
     cli(cy, "team", "sync")
     assert local_rows(cy)[0][1:] == ("Python 3.10", "active", 3)
 

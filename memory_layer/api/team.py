@@ -83,6 +83,12 @@ def share(memory_id: str, *, reason: str | None = None) -> dict[str, Any]:
                 f"{memory.id} is already a team memory; propose a change with "
                 f"`memory-layer team propose {memory.id[:8]} \"new text\"`."
             )
+        if memory.status == "conflict":
+            raise InvalidInput(
+                f"{memory.id} is a rival value for a fact this store already holds; if the "
+                "team holds it, propose the new value with `memory-layer team propose "
+                "TEAM_ID \"new value\"` (`memory-layer review` shows the conflict)."
+            )
         if memory.status != "active":
             raise InvalidInput(
                 f"{memory.id} is {memory.status}; only active memories are shared "
@@ -180,7 +186,8 @@ def sync(*, budget: float = SYNC_BUDGET_SECONDS) -> dict[str, Any]:
         except TeamUnavailable as exc:
             team_sync.set_state(db, {"last_error": str(exc)})
             return {"pushed": pushed, "pulled": 0, "offline": True}
-        team_sync.set_state(db, {"last_error": None, "last_sync_at": utcnow().isoformat()})
+        team_sync.set_state(db, {"last_error": None, "last_sync_at": utcnow().isoformat(),
+                                 "lag": json.dumps(pulled["lag"])})
         return {"pushed": pushed, **pulled, "offline": False}
     finally:
         db.close()
@@ -267,6 +274,8 @@ def status() -> dict[str, Any]:
                      if (a["answer"] or {}).get("refused")],
             last_error=state.get("last_error"),
             last_sync_at=state.get("last_sync_at"),
+            # Team log entries not yet pulled, per project, as of the last sync.
+            lag=json.loads(state.get("lag") or "{}"),
             team_memories=records.team_count(db, server.url),
         )
     finally:

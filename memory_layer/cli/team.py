@@ -203,7 +203,8 @@ def status(as_json: bool) -> None:
     click.echo(f"Server: {data['server']}\nTeam memories here: {data['team_memories']}")
     click.echo(f"Last sync: {data['last_sync_at'] or 'never'}")
     for project, seq in sorted(data["cursors"].items()):
-        click.echo(f"  {project}: pulled up to #{seq}")
+        behind = data["lag"].get(project, 0)
+        click.echo(f"  {project}: pulled up to #{seq}" + (f", {behind} behind" if behind else ""))
     click.echo(f"Outbox: {data['outbox']} waiting")
     for item in data["waiting"]:
         click.echo(f"  {item['kind']} {item['memory_id']} (tries: {item['attempts']})")
