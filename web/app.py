@@ -13,9 +13,11 @@ from werkzeug.exceptions import HTTPException
 from memory_layer.errors import (
     ConfigError,
     DatabaseError,
+    Forbidden,
     InvalidInput,
     MemoryLayerError,
     NotFound,
+    TeamUnavailable,
 )
 from memory_layer.web import security
 from memory_layer.web.store import close_db
@@ -23,6 +25,8 @@ from memory_layer.web.store import close_db
 # Only this module turns library errors into HTTP statuses.
 STATUS_FOR: tuple[tuple[type[MemoryLayerError], int], ...] = (
     (NotFound, 404),
+    (Forbidden, 403),
+    (TeamUnavailable, 503),
     (InvalidInput, 400),
     (ConfigError, 400),
     (DatabaseError, 503),
@@ -74,11 +78,12 @@ def create_app(
         review,
         settings,
         tasks,
+        team,
         views_actions,
         views_memories,
     )
 
-    for module in (auth, overview, views_memories, views_actions, tasks, review, settings):
+    for module in (auth, overview, views_memories, views_actions, tasks, review, team, settings):
         app.register_blueprint(module.bp)
     return app
 
