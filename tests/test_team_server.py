@@ -333,3 +333,34 @@ def test_one_member_cannot_sink_a_shared_memory_and_proven_needs_two_people(
     _code, third = srv.call("POST", "/v1/outcomes", _admin, {
         "client_key": "ana-worked-1", "memory_id": team_id, "worked": True})
     assert third["proven"] is True  # successes from two people (bo and ana)
+
+
+def test_concurrent_proposals_for_one_fact_become_candidates_side_by_side(
+    tmp_path: Path, team
+) -> None:
+    import threading
+
+    srv, _ana, tokens, admin = team
+    answers: list[tuple] = []
+
+    def propose(token: str, value: str) -> None:
+        answers.append(srv.call("POST", "/v1/proposals", token, {
+            "client_key": f"fact-{value}-123", "project": PROJECT, "text": value,
+            "category": "environment", "subject": "staging-db", "fact_key": "port"}))
+
+    threads = [threading.Thread(target=propose, args=(tokens[n], v))
+               for n, v in (("cy", "5433"), ("bo", "5434"))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(code for code, _ in answers) == [201, 201]
+    code, inbox = srv.call("GET", "/v1/inbox", admin)
+    items = {i["text"]: i for i in inbox["items"]}
+    assert items["5433"]["rivals"] == [items["5434"]["id"]]
+    assert items["5434"]["rivals"] == [items["5433"]["id"]]
+    first = srv.call("POST", f"/v1/proposals/{items['5433']['id']}/accept", admin, {})
+    assert first[0] == 200
+    # The second is now a rival of what the team holds: an explicit choice, not a race.
+    second = srv.call("POST", f"/v1/proposals/{items['5434']['id']}/accept", admin, {})
+    assert second[0] == 409 and "supersede" in second[1]["error"]
