@@ -93,6 +93,27 @@ PEM = (
         ('conn = connect(password="hunter2")', "hunter2", "assignment"),
         ("const config = { apiKey: 'AbC123xyz789' };", "AbC123xyz789", "assignment"),
         ('accessToken = "tok_live_abcdef123"', "tok_live_abcdef123", "assignment"),
+        # Key-looking URL query parameters (issue 12: an ?api-key= reached session_events).
+        (
+            "curl -s 'https://api.nytimes.com/svc/search/v2/articlesearch.json?q=election"
+            "&api-key=Qx7f2LmZ0aB9cD3e'",
+            "Qx7f2LmZ0aB9cD3e",
+            "url_param",
+        ),
+        ("GET /v1/geocode?apikey=9f8e7d6c5b4a&lang=en", "9f8e7d6c5b4a", "url_param"),
+        ("https://maps.example.com/api/js?key=k3yV4lu3abc&callback=init", "k3yV4lu3abc", "url_param"),
+        ("wss://stream.example.com/ws?token=t0k3n-abc-123", "t0k3n-abc-123", "url_param"),
+        ("https://app.example.com/cb#access_token=ya29.a0AfH6&expires_in=3599", "ya29.a0AfH6", "url_param"),
+        ("https://h.example.com/in?sig=abc123&exp=1", "abc123", "url_param"),
+        (
+            "https://b.s3.amazonaws.com/f.zip?X-Amz-Date=20260101&X-Amz-Signature=9a8b7c6d5e4f",
+            "9a8b7c6d5e4f",
+            "url_param",
+        ),
+        ("https://hooks.example.com/x?secret=whs-991&id=4", "whs-991", "url_param"),
+        ("https://legacy.example.com/login?user=bob&password=hunter22", "hunter22", "url_param"),
+        ("https://ci.example.com/api?private_token=glx-123456", "glx-123456", "url_param"),
+        ("https://x.example.com/feed?API_KEY=abcd1234efgh", "abcd1234efgh", "url_param"),
     ],
 )
 def test_redacts_each_secret_kind(text: str, secret: str, kind: str) -> None:
@@ -136,6 +157,10 @@ def test_env_assignment_keeps_the_name() -> None:
         "Token: see the dashboard for yours",
         "use sk-learn? no, scikit-learn",
         "The password reset flow sends an email.",
+        "https://example.com/search?q=token&page=2&sort_key=name",
+        "https://example.com/items?keyword=api-key&monkey=1",
+        "curl 'https://api.example.com/v1?api-key=${NYT_API_KEY}'",
+        "open https://docs.example.com/auth#signature-verification",
     ],
 )
 def test_leaves_ordinary_text_alone(text: str) -> None:

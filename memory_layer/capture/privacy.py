@@ -158,6 +158,24 @@ def _token(kind: str) -> _Replacer:
     return repl
 
 
+# URL query parameters (and OAuth ``#access_token=`` fragments) carry keys under short
+# names that are no secret in code: ``?key=``, ``&sig=``, ``&auth=``. In a URL they are.
+_URL_SECRET_NAMES = frozenset({"key", "sig", "signature", "auth", "hmac"})
+
+
+def _is_secret_param(name: str) -> bool:
+    if _is_secret_name(name) or name.lower() in _URL_SECRET_NAMES:
+        return True
+    words = _name_words(name)  # X-Amz-Signature, X-Goog-Signature
+    return bool(words) and words[-1] in ("signature", "sig")
+
+
+def _url_param_repl(m: re.Match[str]) -> str:
+    if not _is_secret_param(m.group("name")):
+        return m.group(0)
+    return _replace_group(m, "val", "url_param")
+
+
 def _env_repl(m: re.Match[str]) -> str:
     if not _is_secret_env_name(m.group("name")):
         return m.group(0)
@@ -253,6 +271,12 @@ _RULES: list[tuple[re.Pattern[str], _Replacer]] = [
     (
         re.compile(r"Bearer\s+(?P<val>[A-Za-z0-9._~+/\-]{20,}=*)"),
         _sub_group("val", "authorization"),
+    ),
+    # Secret-named URL query parameters: ``?api-key=…``, ``&token=…``, ``#access_token=…``.
+    # Before the .env rule, which would otherwise take ``?API_KEY=…`` as an assignment.
+    (
+        re.compile(r"[?&#;](?P<name>[A-Za-z][\w.\-]{0,60})=(?P<val>[^&#\s\"'<>\\`]+)"),
+        _url_param_repl,
     ),
     # .env / shell assignments: UPPER_CASE name, no spaces around "=".
     (
