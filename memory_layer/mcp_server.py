@@ -135,7 +135,8 @@ def _public(memory: Memory, config: dict[str, Any]) -> dict[str, Any]:
         "key": memory.extra.get("fact_key"),
         "source": memory.source,
         "status": memory.status,
-        "approved_by": memory.extra.get("approved_by"),
+        # Who approved it as a person; a hook capture is "captured_by", never reviewed.
+        **api.agent_review(memory),
         "review_by": memory.extra.get("review_by"),
         "outcome_score": round(memory.outcome_score, 3),
         "flags": api.agent_flags(memory, config),
@@ -331,6 +332,19 @@ def dispute(server: Server, memory_id: str, *, reason: str, source: str) -> dict
     return {"id": memory.id, "status": memory.status, "note": "A person will review it."}
 
 
+def _inert(value: Any) -> Any:
+    """A tool's result as inert data for the model (``api.model_text`` on every string):
+    stored text reaches an agent here as it reaches hook context, without escapes,
+    invisible characters or tags that could pass for the client's own markup."""
+    if isinstance(value, str):
+        return api.model_text(value)
+    if isinstance(value, dict):
+        return {key: _inert(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_inert(item) for item in value]
+    return value
+
+
 def build(
     *, project: str | None = None, scene: str | None = None, client: str | None = None
 ) -> MCPServer:
@@ -340,10 +354,10 @@ def build(
 
     def guarded(fn: Any, *args: Any, **kwargs: Any) -> Any:
         try:
-            return fn(server, *args, **kwargs)
+            return _inert(fn(server, *args, **kwargs))
         except MemoryLayerError as exc:
             # A problem the agent can fix (bad id, empty text...): say how.
-            raise ToolError(agent_message(exc, kwargs)) from None
+            raise ToolError(api.model_text(agent_message(exc, kwargs))) from None
 
     _reading_tools(app, server, guarded)
     _writing_tools(app, server, guarded)

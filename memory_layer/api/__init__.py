@@ -60,6 +60,7 @@ _HOMES = {
             "remember_record",
             "restore",
             "supersede_mentions",
+            "risky_hold",
         ],
         "memory_layer.api.writing",
     ),
@@ -104,6 +105,8 @@ _HOMES = {
     "embedding_model_id": "memory_layer.embed:model_id_for",
     "check_draft": "memory_layer.trust.quality",
     "agent_provenance": "memory_layer.trust.views",
+    "agent_review": "memory_layer.trust.views",
+    "reviewed_by": "memory_layer.trust.views",
     "trust_notes": "memory_layer.trust.views",
     "clean_scene": "memory_layer.trust.facts",
     "clean_field": "memory_layer.trust.fields",
@@ -124,6 +127,10 @@ _HOMES = {
     "check_text": "memory_layer.memories",
     "parse_since": "memory_layer.trust.verify",
     "stamp_trusted_writes": "memory_layer.trust.verify",
+    # stored text made inert on its way out (hook context, MCP, the terminal)
+    "model_text": "memory_layer.inert:for_model",
+    "terminal_text": "memory_layer.inert:for_terminal",
+    "json_escapes": "memory_layer.inert",
     # moving data in and out
     "import_records": "memory_layer.transfer",
     "read_lines": "memory_layer.transfer",

@@ -100,6 +100,7 @@ def remember(
     relaying one (``trust.policy.ORIGINS``); the record keeps it and, by default, waits
     for a person (``trust.external_writes``).
     """
+    hold = risky_hold(text, source)
     # What a record says, whichever way it is written.
     fields: dict[str, Any] = {
         "config": config,
@@ -119,11 +120,18 @@ def remember(
             # Before any comparison with the record's text ("already says exactly
             # that" would confirm a withheld record's text).
             change_of = agent_record(db, change_of, config).id
-        return _propose(db, text, reason=reason, change_of=change_of, **fields)
+        return _propose(db, text, reason=reason, change_of=change_of, hold=hold, **fields)
     from memory_layer.trust.facts import write
 
     result = write(
-        db, text, confidence=confidence, now=now, dedupe=dedupe, origin=origin, **fields
+        db,
+        text,
+        confidence=confidence,
+        now=now,
+        dedupe=dedupe,
+        origin=origin,
+        hold=hold,
+        **fields,
     )
     return Remembered(
         result.memory,
@@ -162,11 +170,35 @@ def supersede_mentions(db: Conn, memory: Memory, term: str, *, actor: str) -> li
     return retired
 
 
-def _propose(db: Conn, text: str, *, change_of: str | None, **fields: Any) -> Remembered:
+def risky_hold(text: str, source: str) -> str | None:
+    """Why a write must wait for a person although the policy would trust its source:
+    a risky instruction (``trust.risky``) in text no person wrote (hooks, the model
+    pass, agents). A person's own write (CLI, /remember, dashboard) is theirs to make."""
+    from memory_layer.trust.policy import is_automatic
+
+    if not is_automatic(source):
+        return None
+    from memory_layer.trust.risky import risky_instruction
+
+    return risky_instruction(text)
+
+
+def _propose(
+    db: Conn,
+    text: str,
+    *,
+    change_of: str | None,
+    hold: str | None,
+    reason: str | None,
+    **fields: Any,
+) -> Remembered:
     from memory_layer.storage.records import get_memory
     from memory_layer.trust.quality import propose_record
 
-    done = propose_record(db, text, memory_id=change_of, **fields)
+    if change_of and hold:
+        # A change proposal keeps one reason: the reviewer reads the hold beside the agent's.
+        reason = "; ".join(part for part in (reason, hold) if part)
+    done = propose_record(db, text, memory_id=change_of, reason=reason, hold=hold, **fields)
     memory = get_memory(db, done["memory_id"])
     outcome = {"new": "new", "duplicate": "duplicate", "change": "change"}[done["kind"]]
     return Remembered(

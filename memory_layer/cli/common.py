@@ -2,15 +2,26 @@
 
 from __future__ import annotations
 
-import json
-import re
 import sqlite3
 from collections.abc import Callable
 from typing import Any
 
 import click
 
+from memory_layer.cli.render import as_json, short
 from memory_layer.config import load_config
+
+__all__ = [
+    "as_json",
+    "config",
+    "current_project",
+    "echo_json",
+    "embedder_for",
+    "json_option",
+    "open_store",
+    "say",
+    "short",
+]
 
 
 def open_store() -> sqlite3.Connection:
@@ -40,7 +51,16 @@ def config() -> dict[str, Any]:
 
 
 def echo_json(value: Any) -> None:
-    click.echo(json.dumps(value, ensure_ascii=False, indent=2, default=str))
+    click.echo(as_json(value))
+
+
+def say(message: str = "", *, err: bool = False) -> None:
+    """``click.echo`` for lines that carry stored text: control and invisible characters
+    shown as visible escapes (``api.terminal_text``), so no record can colour, retitle,
+    rewrite or reverse what a person reads."""
+    from memory_layer.api import terminal_text
+
+    click.echo(terminal_text(message), err=err)
 
 
 def current_project(project: str | None) -> str:
@@ -51,14 +71,3 @@ def current_project(project: str | None) -> str:
 
 def json_option(fn: Callable[..., Any]) -> Callable[..., Any]:
     return click.option("--json", "as_json", is_flag=True, help="Print JSON.")(fn)
-
-
-# Terminal escapes and bidirectional-override characters in stored text (an agent's
-# proposal, say) could make a line read differently from what is stored: show them as
-# visible escapes instead.
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-
-
-def short(text: str, width: int = 100) -> str:
-    flat = _UNSAFE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", " ".join(text.split()))
-    return flat if len(flat) <= width else flat[: width - 1] + "…"

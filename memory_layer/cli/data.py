@@ -11,7 +11,7 @@ import click
 
 from memory_layer.api import counted
 from memory_layer.cli import cli
-from memory_layer.cli.common import config, echo_json, embedder_for, json_option, open_store
+from memory_layer.cli.common import config, echo_json, embedder_for, json_option, open_store, say
 
 
 def _progress(label: str) -> Any:
@@ -77,7 +77,7 @@ def import_command(source: BinaryIO, no_embed: bool, as_json: bool) -> None:
     if as_json:
         echo_json({"imported": report.imported, "skipped": report.skipped})
     else:
-        click.echo(
+        say(
             f"Imported {counted(report.imported, 'memory', 'memories')}; "
             f"skipped {report.skipped} already stored."
         )
@@ -145,7 +145,7 @@ def index(force: bool, as_json: bool) -> None:
     else:
         detail = f" ({missing} had no vector, {replaced} had one from another model)"
         embedded = counted(count, 'memory', 'memories')
-        click.echo(f"Embedded {embedded} with {embedder.model_id}{detail if count else ''}.")
+        say(f"Embedded {embedded} with {embedder.model_id}{detail if count else ''}.")
 
 
 @cli.command()
@@ -163,16 +163,16 @@ def stats(as_json: bool) -> None:
     if as_json:
         echo_json(data)
         return
-    click.echo(
+    say(
         f"{counted(data['total'], 'memory', 'memories')}, {data['embedded']} with vectors, "
         f"{counted(data['operations'], 'operation')} logged."
     )
     o = data["outcomes"]
-    click.echo(
+    say(
         f"outcomes: {counted(o['tasks_succeeded'], 'task')} succeeded, {o['tasks_failed']} failed; "
         f"{counted(o['judged'], 'active memory', 'active memories')} judged, {o['proven']} proven, {o['sinking']} sinking."
     )
     for title in ("by_status", "by_category", "by_project", "by_source"):
-        click.echo(title.replace("_", " ") + ":")
+        say(title.replace("_", " ") + ":")
         for key, value in data[title].items():
-            click.echo(f"  {key:<40} {value}")
+            say(f"  {key:<40} {value}")

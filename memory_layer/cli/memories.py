@@ -15,6 +15,7 @@ from memory_layer.cli.common import (
     embedder_for,
     json_option,
     open_store,
+    say,
     short,
 )
 from memory_layer.models import CATEGORIES, STATUSES
@@ -192,7 +193,7 @@ def list_command(
         return
     for memory in memories:
         where = memory.project or "global"
-        click.echo(
+        say(
             f"{memory.id}  {memory.status:<8} {memory.category:<15} {where:<28} "
             f"{short(memory.text, 70)}"
         )
@@ -237,13 +238,14 @@ def show(memory_id: str, as_json: bool) -> None:
         value = info.get(key)
         if key == "project" and value is None:
             value = "global"
-        click.echo(f"{key:>16}: {value}")
+        # A multi-line text stays readable: its later lines indented under the first.
+        say(f"{key:>16}: " + str(value).replace("\n", "\n" + " " * 18))
     for line in info.get("notes", []):
-        click.echo(f"{'':>16}  {line}")
-    click.echo("history:")
+        say(f"{'':>16}  {line}")
+    say("history:")
     for op in info["history"]:
         who = op["actor"]
-        click.echo(f"  {op['at']}  {op['action']:<10} by {who}: {op['summary']}")
+        say(f"  {op['at']}  {op['action']:<10} by {who}: {op['summary']}")
 
 
 def _need_terminal(memory_id: str) -> None:
@@ -288,7 +290,7 @@ def edit(
         _need_terminal(memory_id)
         edited = click.edit(current.text)
         if edited is None or edited.strip() == current.text.strip():
-            click.echo("No change.", err=True)
+            say("No change.", err=True)
             return
         text = edited
     # The text you write is vouched for like your own write (the trust policy decides);
@@ -307,7 +309,7 @@ def edit(
     if as_json:
         echo_json(memory.to_dict())
     else:
-        click.echo(f"Updated {memory.id}.")
+        say(f"Updated {memory.id}.")
 
 
 @cli.command()
@@ -335,10 +337,10 @@ def forget(memory_id: str, purge: bool, yes: bool, reason: str | None) -> None:
                 f'Delete memory {memory.id} for good? "{short(memory.text, 60)}"', abort=True
             )
         api.purge(db, memory.id, actor="cli", reason=reason)
-        click.echo(f"Purged {memory.id}.")
+        say(f"Purged {memory.id}.")
         return
     memory = api.forget(db, memory_id, actor="cli", reason=reason)
-    click.echo(f"Retired {memory.id}. `memory-layer restore {memory.id}` brings it back.")
+    say(f"Retired {memory.id}. `memory-layer restore {memory.id}` brings it back.")
 
 
 @cli.command()
@@ -354,4 +356,4 @@ def restore(memory_id: str, reason: str | None) -> None:
     from memory_layer.api import restore as do_restore
 
     memory = do_restore(open_store(), memory_id, actor="cli", reason=reason)
-    click.echo(f"Restored {memory.id}.")
+    say(f"Restored {memory.id}.")

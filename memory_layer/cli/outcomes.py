@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from memory_layer.cli import cli
-from memory_layer.cli.common import config, echo_json, json_option, open_store, short
+from memory_layer.cli.common import config, echo_json, json_option, open_store, say, short
 
 ACTOR = "cli"
 
@@ -26,12 +26,12 @@ def _print_credits(db: Any, credits: list[dict[str, Any]], title: str) -> None:
             why = next(
                 (e.get("detail") for e in credit["evidence"] if e.get("kind") != "surfaced"), ""
             )
-            click.echo(
+            say(
                 f"  {title} {credit['memory_id']} {describe_change(credit)}  {text}"
                 + (f"  [{why}]" if why else "")
             )
         else:
-            click.echo(f"  shown, not acted on (no credit): {credit['memory_id']}  {text}")
+            say(f"  shown, not acted on (no credit): {credit['memory_id']}  {text}")
 
 
 @cli.command()
@@ -90,7 +90,7 @@ def _undo_credit(credit_id: int, verdict: str, as_json: bool) -> None:
     if as_json:
         echo_json(credit)
     else:
-        click.echo(f"Credit #{credit_id} reversed ({credit['memory_id']}).")
+        say(f"Credit #{credit_id} reversed ({credit['memory_id']}).")
 
 
 def _memory_verdict(memory_id: str, verdict: str, reason: str | None, as_json: bool) -> None:
@@ -104,7 +104,7 @@ def _memory_verdict(memory_id: str, verdict: str, reason: str | None, as_json: b
         if as_json:
             echo_json(memory.to_dict())
         else:
-            click.echo(f"Restored {memory.id} to a neutral score; it is injected again.")
+            say(f"Restored {memory.id} to a neutral score; it is injected again.")
         return
     credit = api.report_outcome(
         db, worked=verdict == "worked", source=ACTOR, config=cfg, memory_id=memory_id, reason=reason
@@ -112,7 +112,7 @@ def _memory_verdict(memory_id: str, verdict: str, reason: str | None, as_json: b
     if as_json:
         echo_json(credit)
     else:
-        click.echo(
+        say(
             f"Memory {credit['memory_id']}: {api.describe_change(credit)} "
             f"(credit #{credit['id']})."
         )
@@ -141,7 +141,7 @@ def _task_verdict(task_id: str, verdict: str, reason: str | None, as_json: bool)
         echo_json(result.to_dict())
         return
     # The headline ends at ": " (task ids contain bare colons: claude:<list>:3).
-    click.echo(result.message.split(": ", 1)[0] + f" ({result.action}).")
+    say(result.message.split(": ", 1)[0] + f" ({result.action}).")
     if result.reversed:
         _print_credits(db, result.reversed, "reversed")
     _print_credits(db, result.credits, "credited")
@@ -177,9 +177,9 @@ def tasks_list(limit: int, offset: int, as_json: bool) -> None:
         echo_json(rows)
         return
     if not rows:
-        click.echo("No tasks yet.", err=True)
+        say("No tasks yet.", err=True)
     for row in rows:
-        click.echo(
+        say(
             f"{row['id']:<40} {row['status']:<11} {row['outcome'] or 'open':<8} "
             f"{row['credits']:>2} credited  {short(row['subject'] or '', 50)}"
         )
@@ -214,21 +214,21 @@ def tasks_show(task_id: str, as_json: bool) -> None:
         "started_at",
         "closed_at",
     ):
-        click.echo(f"{key:>10}: {info.get(key)}")
-    click.echo("events:")
+        say(f"{key:>10}: {info.get(key)}")
+    say("events:")
     for ev in info["events"]:
         mark = "" if ev["applied"] else f"  (not applied: {ev['note']})"
-        click.echo(f"  {ev['at']}  {ev['event']:<7} {ev['status'] or '':<11} {ev['source']}{mark}")
-    click.echo("memories:")
+        say(f"  {ev['at']}  {ev['event']:<7} {ev['status'] or '':<11} {ev['source']}{mark}")
+    say("memories:")
     for credit in info["credits"]:
         state = " reversed" if credit["reversed_at"] else ""
-        click.echo(
+        say(
             f"  #{credit['id']} {credit['memory_id']} {credit['outcome']} weight "
             f"{credit['weight']:g} applied {credit['applied']:+.2f}{state}  "
             f"{short(credit.get('memory_text') or '', 50)}"
         )
         for ev in credit["evidence"]:
-            click.echo(f"      {ev.get('kind')}: {ev.get('detail') or ev.get('how') or ''}")
+            say(f"      {ev.get('kind')}: {ev.get('detail') or ev.get('how') or ''}")
 
 
 @tasks.command(name="sync")
@@ -253,12 +253,12 @@ def tasks_sync(tasks_dir: Path | None, as_json: bool) -> None:
     if as_json:
         echo_json(report.to_dict())
         return
-    click.echo(
+    say(
         f"{report.lists} list(s), {report.files} task file(s): "
         f"{len(report.applied)} change(s), {len(report.skipped)} skipped."
     )
     for item in report.applied:
-        click.echo(f"  {item['message']}")
+        say(f"  {item['message']}")
 
 
 @cli.group()
@@ -297,7 +297,7 @@ def beads_install(repo: Path | None, force: bool) -> None:
 
     root = repo.resolve() if repo else find_beads_repo()
     for path in install(root, force=force):
-        click.echo(f"Installed {path}")
+        say(f"Installed {path}")
 
 
 @beads.command(name="sync")
@@ -321,14 +321,14 @@ def beads_sync(repo: Path | None, no_bd: bool, as_json: bool) -> None:
     if as_json:
         echo_json(report.to_dict())
         return
-    click.echo(
+    say(
         f"{report.issues} issue(s), {report.interactions} interaction(s), bd: {report.bd}: "
         f"{len(report.applied)} change(s)."
     )
     for item in report.applied:
-        click.echo(f"  {item['message']}")
+        say(f"  {item['message']}")
     for line in report.skipped:
-        click.echo(f"  skipped {line}", err=True)
+        say(f"  skipped {line}", err=True)
 
 
 @beads.command(name="hook", hidden=True)

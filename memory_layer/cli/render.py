@@ -10,26 +10,26 @@ from __future__ import annotations
 import json
 import re
 
+from memory_layer import api
+
 # typing costs ~3 ms to import and is needed here only by type checkers (annotations
 # are strings at run time), so the CLI's fast path never imports it.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-# Terminal escapes and bidirectional-override characters in stored text (an agent's
-# proposal, say) could make a line read differently from what is stored: show them as
-# visible escapes instead.
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 TEXT_WIDTH = 160
 
 
 def short(text: str, width: int = 100) -> str:
-    flat = _UNSAFE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", " ".join(text.split()))
+    """One line of stored text for a terminal: hidden characters shown, not obeyed."""
+    flat = " ".join(api.terminal_text(text).split())
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
 def as_json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, indent=2, default=str)
+    """``--json`` output: hidden characters in strings as ``\\u`` escapes (same values)."""
+    return api.json_escapes(json.dumps(value, ensure_ascii=False, indent=2, default=str))
 
 
 def _explain_lines(record: dict[str, Any]) -> list[str]:

@@ -8,7 +8,7 @@ import click
 
 from memory_layer.api import counted
 from memory_layer.cli import cli
-from memory_layer.cli.common import config, echo_json, json_option, open_store, short
+from memory_layer.cli.common import config, echo_json, json_option, open_store, say, short
 
 ACTOR = "cli"
 
@@ -16,20 +16,20 @@ ACTOR = "cli"
 def _print_item(item: dict[str, Any]) -> None:
     where = item.get("project") or "global"
     scene = f" · scene {item['scene']}" if item.get("scene") else ""
-    click.echo(f"{item['id']}  {item['kind']:<10} {item['why']}")
+    say(f"{item['id']}  {item['kind']:<10} {item['why']}")
     if item["kind"] == "conflict":
-        click.echo(f"    {item['subject']} / {item['key']} · {where}")
+        say(f"    {item['subject']} / {item['key']} · {where}")
         for cand in item["candidates"]:
-            click.echo(
+            say(
                 f"    - {cand['memory_id']}  {short(cand['text'], 70)}  (from {cand['source']})"
             )
         return
     fact = f"{item['subject']} / {item['key']} = " if item.get("subject") else ""
-    click.echo(f"    [{item['category']}] {fact}{short(item['text'], 100)}")
+    say(f"    [{item['category']}] {fact}{short(item['text'], 100)}")
     if item["kind"] == "change":
-        click.echo(f"    → proposed: {short(item['proposed_text'], 100)}")
+        say(f"    → proposed: {short(item['proposed_text'], 100)}")
     origin = f" · origin {item['origin']}" if item.get("origin") else ""
-    click.echo(f"    {where}{scene} · by {item['source']}{origin} · {item['created_at'][:19]}")
+    say(f"    {where}{scene} · by {item['source']}{origin} · {item['created_at'][:19]}")
 
 
 @cli.group(invoke_without_command=True)
@@ -60,11 +60,11 @@ def review(ctx: click.Context, as_json: bool) -> None:
         echo_json(items)
         return
     if not items:
-        click.echo("The review inbox is empty.", err=True)
+        say("The review inbox is empty.", err=True)
         return
     for item in items:
         _print_item(item)
-    click.echo(
+    say(
         f"{len(items)} item(s). Decide with `memory-layer review accept|revise|reject ID`.",
         err=True,
     )
@@ -100,9 +100,9 @@ def _decide(
     memory = result.get("memory")
     done = {"accept": "Accepted", "revise": "Revised and accepted", "reject": "Rejected"}
     suffix = f": {memory['id']} is now {memory['status']}" if memory else ""
-    click.echo(f"{done[decision]} {result['item_id']}{suffix}.")
+    say(f"{done[decision]} {result['item_id']}{suffix}.")
     if result.get("confirmed"):
-        click.echo(f"Confirmed {result['confirmed']['id']}, the only value left.")
+        say(f"Confirmed {result['confirmed']['id']}, the only value left.")
 
 
 @review.command()
@@ -170,7 +170,7 @@ def dispute(memory_id: str, reason: str, as_json: bool) -> None:
     if as_json:
         echo_json(memory.to_dict())
         return
-    click.echo(f"Disputed {memory.id}; `memory-layer review` lists it for a decision.")
+    say(f"Disputed {memory.id}; `memory-layer review` lists it for a decision.")
 
 
 @cli.command()
@@ -205,7 +205,7 @@ def verify(memory_id: str, reason: str | None, as_json: bool) -> None:
         echo_json(memory.to_dict())
         return
     still = agent_withheld_reason(memory, cfg)
-    click.echo(
+    say(
         f"Verified {memory.id}; review by {memory.extra.get('review_by') or 'never'}."
         + (f" Still withheld: {still}." if still else "")
     )
@@ -249,7 +249,7 @@ def log_command(
         return
     for op in ops:
         target = op.memory_id or "-"
-        click.echo(
+        say(
             f"{op.id:>6}  {op.at[:19]}  {op.actor:<14} {op.action:<16} {target:<16} "
             f"{short(summarise(op), 80)}"
         )
@@ -281,7 +281,7 @@ def mirror(directory: str, do_commit: bool, as_json: bool) -> None:
     if as_json:
         echo_json(report)
         return
-    click.echo(
+    say(
         f"Wrote {report['written']} file(s), removed {report['removed']}; "
         f"{len(report['edited'])} edit(s) and {len(report['new'])} new file(s) came back "
         "for review." + (f" Committed {report['commit'][:10]}." if report.get("commit") else "")
@@ -316,7 +316,7 @@ def backup(ctx: click.Context, output: str | None, as_json: bool) -> None:
     if as_json:
         echo_json(info)
         return
-    click.echo(f"Backed up {counted(info['memories'], 'memory', 'memories')} to {info['path']}.")
+    say(f"Backed up {counted(info['memories'], 'memory', 'memories')} to {info['path']}.")
 
 
 @backup.command(name="restore")

@@ -104,15 +104,18 @@ def write(
     status: str | None = None,
     embedder: Any = None,
     dedupe: bool = True,
+    hold: str | None = None,
     now: datetime | None = None,
     origin: str | None = None,
 ) -> RememberResult:
     """Remember through the trust policy: the status comes from ``initial_status``
     (unless given), trusted writes are stamped, structured facts may conflict.
     ``origin`` marks words that came from outside the conversation (policy.ORIGINS);
-    the record keeps it, so the inbox can say where they came from."""
+    the record keeps it, so the inbox can say where they came from. ``hold`` (why a
+    person must decide first, e.g. a risky instruction) makes a new record pending
+    whatever the policy says, with that reason in the log for the inbox."""
     origin = check_origin(origin)
-    status = status or initial_status(source, config, origin)
+    status = PENDING if hold else status or initial_status(source, config, origin)
     now = now or utcnow()
     scene = clean_scene(scene)
     fact = clean_fact(subject, key)
@@ -157,6 +160,10 @@ def write(
             extra=extra,
             now=now,
         )
+        if result.created and hold:
+            # In the same transaction: a held record is never stored without its reason.
+            record_op(db, actor=source, action="hold", memory_id=result.memory.id,
+                      context={"reason": hold})
         if result.created and status == ACTIVE:
             stamped = update_memory(
                 db,

@@ -24,6 +24,17 @@ def source_kind(source: str) -> str:
     return (source or "").strip().lower().split(":", 1)[0]
 
 
+# Kinds of source that write without a person deciding each record: hook captures, the
+# optional model pass, agents over MCP, issue-tracker syncs. A record such a source wrote
+# active (hook_writes: active) is trusted by configuration, never reviewed.
+AUTOMATIC_KINDS = frozenset({"hook", "llm", "mcp", "sync", "beads", "bd"})
+
+
+def is_automatic(source: str) -> bool:
+    """Whether ``source`` writes or approves without a person (see AUTOMATIC_KINDS)."""
+    return source_kind(source) in AUTOMATIC_KINDS
+
+
 def _setting(config: dict[str, Any], key: str) -> str:
     value = str(config["trust"][key]).strip().lower()
     if value not in WRITE_STATUSES:

@@ -203,8 +203,10 @@ def propose_record(
     reason: str | None = None,
     tags: list[str] | None = None,
     embedder: Any = None,
+    hold: str | None = None,
 ) -> dict[str, Any]:
-    """A new pending record, or a change proposal when ``memory_id`` is given.
+    """A new pending record, or a change proposal when ``memory_id`` is given; ``hold``
+    is a reason a person must weigh (a risky instruction), kept for the inbox.
 
     The same proposal made twice (by two agents, or one agent twice) is one inbox
     item; a proposal repeating an active record changes nothing."""
@@ -248,6 +250,7 @@ def propose_record(
             status=PENDING,
             embedder=embedder,
             dedupe=False,
+            hold=hold,
         )
         memory = result.memory
         if reason:

@@ -182,15 +182,20 @@ def inbox(db: Conn, *, config: dict[str, Any] | None = None) -> list[dict[str, A
     config = config or load_config()
     items: list[dict[str, Any]] = []
     for memory in with_status(db, (PENDING, DISPUTED)):
+        held = None
         if memory.status == PENDING:
+            # Held by the write policy although its source is trusted: say why.
+            held = _last_reason(db, memory.id, "hold")
             kind, why = (
                 "new",
                 f"proposed by {memory.source}" + _fact_note(db, memory) + _origin_note(memory),
             )
+            if held:
+                why += f"; held for review: {held}"
         else:
             reason = _last_reason(db, memory.id, "dispute") or "no reason given"
             kind, why = "disputed", f"disputed: {reason}"
-        items.append({"id": memory.id, "kind": kind, "why": why, **_brief(memory)})
+        items.append({"id": memory.id, "kind": kind, "why": why, "held": held, **_brief(memory)})
     for proposal in proposals.open_proposals(db):
         try:
             target = get_memory(db, proposal["memory_id"])

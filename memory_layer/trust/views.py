@@ -11,10 +11,10 @@ from memory_layer.config import load_config
 from memory_layer.errors import ConfigError
 from memory_layer.models import Memory
 from memory_layer.storage.conn import Conn
-from memory_layer.storage.operations import Operation
+from memory_layer.storage.operations import Operation, last_context
 from memory_layer.storage.proposals import open_proposals
-from memory_layer.trust.policy import initial_status
-from memory_layer.trust.visibility import ACTIVE, agent_withheld_reason, flags
+from memory_layer.trust.policy import initial_status, is_automatic
+from memory_layer.trust.visibility import ACTIVE, PENDING, agent_withheld_reason, flags
 
 
 def trust_notes(db: Conn, memory: Memory) -> list[str]:
@@ -23,6 +23,9 @@ def trust_notes(db: Conn, memory: Memory) -> list[str]:
     reason = agent_withheld_reason(memory, config)
     notes.append(f"withheld from agents: {reason}" if reason else "visible to agents")
     notes.extend(flags(memory, config))
+    held = last_context(db, memory.id, "hold") if memory.status == PENDING else None
+    if held and held.get("reason"):
+        notes.append(f"held for review: {held['reason']}")
     extra = memory.extra
     if extra.get("approved_by"):
         notes.append(
@@ -38,6 +41,28 @@ def trust_notes(db: Conn, memory: Memory) -> list[str]:
             f"change proposed by {proposal['source']}: `memory-layer review` item {proposal['id']}"
         )
     return notes
+
+
+def reviewed_by(memory: Memory) -> str | None:
+    """Who vouched for the record's text as a person (a reviewer, or a person's own
+    write), or None: a hook capture stamped by its own hook was trusted by
+    configuration, and agents must not be told it was reviewed."""
+    approver = memory.extra.get("approved_by")
+    if not approver or is_automatic(str(approver)):
+        return None
+    return str(approver)
+
+
+def agent_review(memory: Memory) -> dict[str, Any]:
+    """What an agent is told about a record's approval: ``approved_by`` names a person
+    only; an automatic approver is named as ``captured_by`` with ``reviewed`` false."""
+    person = reviewed_by(memory)
+    approver = memory.extra.get("approved_by")
+    return {
+        "approved_by": person,
+        "reviewed": person is not None,
+        "captured_by": None if person or not approver else str(approver),
+    }
 
 
 def _changed_fields(op: Operation) -> list[str]:
@@ -88,6 +113,9 @@ def agent_provenance(
     out: list[dict[str, Any]] = []
     for op in ops:
         entry: dict[str, Any] = {"at": op.at, "actor": op.actor, "action": op.action}
+        if op.action in _REVIEW_ACTIONS:
+            # A hook's own "verify" stamp is the trust policy at work, not a review.
+            entry["by_person"] = not is_automatic(op.actor)
         if not withheld:
             fields = _changed_fields(op)
             if fields and op.action not in {"create", "propose_change"}:
