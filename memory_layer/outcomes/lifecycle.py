@@ -74,6 +74,14 @@ def outcome_name(success: bool) -> str:
     return SUCCESS if success else FAILURE
 
 
+def _cleaned(text: str | None) -> str | None:
+    if not text:
+        return text
+    from memory_layer.capture.privacy import clean
+
+    return clean(text)
+
+
 def ensure_task(
     db: Conn,
     *,
@@ -91,6 +99,9 @@ def ensure_task(
     opened_at: str | None = None,
 ) -> tuple[Task, bool]:
     """The task, created if new; details missing so far are filled in. (task, created)"""
+    # Titles and descriptions come from agents and trackers: cleaned like every stored
+    # text (a token or ?api-key= pasted into a task subject never reaches the table).
+    subject, description = _cleaned(subject), _cleaned(description)
     task = find_task(db, task_id)
     if task is None:
         return (
@@ -154,6 +165,7 @@ def transition(
     of work is judged again, instead of closing the task anew at ``at``.
     """
     rules = settings(config)
+    reason = _cleaned(reason)
 
     def record(applied: bool, note: str | None = None) -> None:
         # Reads ``event`` at call time: an OPEN/START on a closed task becomes REOPEN.
