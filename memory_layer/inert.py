@@ -53,6 +53,7 @@ _LINE_SEPARATOR = re.compile("[\u2028\u2029\x85]")
 # name, "/", "!" or "?" (spaces allowed between), up to its closing bracket when there
 # is one. `a < 5` and `2>&1` are no tags; `List<String>` is neutralised too, harmless.
 _TAG = re.compile(r"[<\uff1c\ufe64](\s*[/!?A-Za-z][^<>\uff1c\uff1e\ufe64\ufe65]*)([>\uff1e\ufe65]?)")
+_TAG_START = re.compile("[<\uff1c\ufe64]")
 OPEN_LOOKALIKE = "\u2039"  # ‹
 CLOSE_LOOKALIKE = "\u203a"  # ›
 
@@ -62,12 +63,23 @@ def _neutralise_tag(match: re.Match[str]) -> str:
     return f"{OPEN_LOOKALIKE}{match.group(1)}{close}"
 
 
+# Any character for_model changes or looks at: one scan of a character class, so the
+# common text (plain, no markup) costs one pass on the hook path, and the escape pattern,
+# whose alternatives cost ~20x more per character, runs only where an ESC or C1 is.
+_NEEDS_WORK = re.compile(f"[{_INVISIBLE_CLASS}\u2028\u2029<\uff1c\ufe64]")
+_ESCAPE_START = re.compile("[\x1b\x90-\x9f]")
+
+
 def for_model(text: str) -> str:
     """``text`` as inert data for a model: no escapes, no invisible characters, no tags."""
-    text = _ESCAPE_SEQUENCE.sub("", text)
-    text = _LINE_SEPARATOR.sub("\n", text)
+    if not _NEEDS_WORK.search(text):
+        return text
+    if _ESCAPE_START.search(text):
+        text = _ESCAPE_SEQUENCE.sub("", text)
+    if not text.isascii():
+        text = _LINE_SEPARATOR.sub("\n", text)
     text = _INVISIBLE.sub("", text)
-    return _TAG.sub(_neutralise_tag, text)
+    return _TAG.sub(_neutralise_tag, text) if _TAG_START.search(text) else text
 
 
 def _visible(match: re.Match[str]) -> str:
