@@ -195,7 +195,8 @@ def read(server: Server, memory_id: str) -> dict[str, Any]:
         ops = history(server.conn, memory.id)
     info = _public(memory, config)
     info["created_at"] = memory.created_at
-    info["approved_at"] = memory.extra.get("approved_at")
+    # When a person approved it; a hook's own stamp is no approval to an agent.
+    info["approved_at"] = memory.extra.get("approved_at") if info["reviewed"] else None
     # Who did what and when, never the values: operations hold pending and rejected text.
     info["provenance"] = agent_provenance(ops, config, withheld=False)
     return info

@@ -259,11 +259,15 @@ def test_mcp_results_are_inert_and_a_hook_capture_is_not_reviewed(claude: Claude
         db.close()
     assert captured.status == "active"  # trust.hook_writes: active, by configuration
 
-    search, read = asyncio.run(
+    search, read, read_hook = asyncio.run(
         _mcp(
             claude.project,
             claude.env,
-            [("search", {"query": "deploy staging ssh keys"}), ("read", {"memory_id": person})],
+            [
+                ("search", {"query": "deploy staging ssh keys"}),
+                ("read", {"memory_id": person}),
+                ("read", {"memory_id": captured.id}),
+            ],
         )
     )
     results = {r["id"]: r for r in search["results"]}
@@ -274,3 +278,7 @@ def test_mcp_results_are_inert_and_a_hook_capture_is_not_reviewed(claude: Claude
     hook = results[captured.id]
     assert hook["approved_by"] is None and hook["reviewed"] is False
     assert hook["captured_by"] == "hook:PostToolUse"
+    assert read_hook["reviewed"] is False and read_hook["approved_at"] is None
+    stamps = [p for p in read_hook["provenance"] if p["action"] == "verify"]
+    assert stamps and all(p["by_person"] is False for p in stamps)
+    assert read["approved_at"] and read["reviewed"] is True

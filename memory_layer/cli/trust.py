@@ -287,7 +287,7 @@ def mirror(directory: str, do_commit: bool, as_json: bool) -> None:
         "for review." + (f" Committed {report['commit'][:10]}." if report.get("commit") else "")
     )
     for item in report["skipped"]:
-        click.echo(f"Skipped {item['file']}: {item['why']}.", err=True)
+        say(f"Skipped {item['file']}: {item['why']}.", err=True)
 
 
 @cli.group(invoke_without_command=True)
