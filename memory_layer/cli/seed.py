@@ -9,7 +9,15 @@ from typing import Any
 import click
 
 from memory_layer.cli import cli
-from memory_layer.cli.common import config, echo_json, embedder_for, json_option, open_store, short
+from memory_layer.cli.common import (
+    config,
+    echo_json,
+    embedder_for,
+    json_option,
+    open_store,
+    say,
+    short,
+)
 
 
 def _bar(label: str) -> Any:
@@ -77,18 +85,18 @@ def import_instructions_command(
     verb = "Would import" if dry_run else "Imported"
     for report in reports:
         counts = ", ".join(f"{n} {action}" for action, n in report.counts().items()) or "nothing"
-        click.echo(
+        say(
             f"{verb} {report.path} ({report.project or 'global'}): {report.items} items; {counts}."
         )
         for change in report.changes:
             if change.action == "unchanged":
                 continue
             where = f" [{short(change.section, 40)}]" if change.section else ""
-            click.echo(
+            say(
                 f"  {change.action:<9} {change.category:<15} {short(change.text, 90)}{where}"
             )
             if change.old_text and change.old_text != change.text:
-                click.echo(f"  {'':<9} {'was':<15} {short(change.old_text, 90)}")
+                say(f"  {'':<9} {'was':<15} {short(change.old_text, 90)}")
 
 
 @cli.command(name="backfill")
@@ -152,10 +160,10 @@ def backfill_command(
     kept = sum(len(r.kept) for r in runs)
     read = sum(1 for r in runs if r.end > r.start)
     verb = "would keep" if dry_run else "kept"
-    click.echo(f"{len(runs)} transcripts, {read} with new lines; {verb} {kept} memories.")
+    say(f"{len(runs)} transcripts, {read} with new lines; {verb} {kept} memories.")
     for run in runs:
         if run.skipped:
-            click.echo(f"  skipped {run.path}: {run.skipped}")
+            say(f"  skipped {run.path}: {run.skipped}")
         for item in run.kept:
             mark = " (already stored)" if item.already_stored else ""
-            click.echo(f"  {item.category:<15} {short(item.text, 100)}{mark}")
+            say(f"  {item.category:<15} {short(item.text, 100)}{mark}")
