@@ -40,14 +40,15 @@ LOADED_BY_CLAUDE_CODE = frozenset({"import:CLAUDE.md", "import:CLAUDE.local.md"}
 
 
 def _vouched(memory: Memory, config: dict[str, Any]) -> bool:
-    from memory_layer.trust.policy import source_kind
+    from memory_layer.trust.policy import is_automatic, source_kind
 
     trusted = {str(s).strip().lower() for s in config["trust"]["trusted_sources"]}
     source = (memory.source or "").strip().lower()
     if source in trusted or source_kind(source) in trusted:
         return True
     approver = str(memory.extra.get("approved_by") or "").strip().lower()
-    return bool(approver) and source_kind(approver) not in ("hook", "mcp")
+    # The one rule for "a person approved it" (as MCP's ``reviewed``): no automatic source.
+    return bool(approver) and not is_automatic(approver)
 
 
 def session_start_withheld(
