@@ -170,8 +170,17 @@ def _is_secret_param(name: str) -> bool:
     return bool(words) and words[-1] in ("signature", "sig")
 
 
+# Every secret parameter name holds one of these: a cheap test that spares ordinary
+# parameters (?page=2&limit=50, many per log line) the name-splitting below.
+_SECRETISH = re.compile(r"key|sig|tok|secret|pass|pwd|auth|cred|hmac", re.IGNORECASE)
+
+
+_URL_PARAM = re.compile(r"[?&#;](?P<name>[A-Za-z][\w.\-]{0,60})=(?P<val>[^&#\s\"'<>\\`]+)")
+
+
 def _url_param_repl(m: re.Match[str]) -> str:
-    if not _is_secret_param(m.group("name")):
+    name = m.group("name")
+    if not _SECRETISH.search(name) or not _is_secret_param(name):
         return m.group(0)
     return _replace_group(m, "val", "url_param")
 
@@ -274,10 +283,7 @@ _RULES: list[tuple[re.Pattern[str], _Replacer]] = [
     ),
     # Secret-named URL query parameters: ``?api-key=…``, ``&token=…``, ``#access_token=…``.
     # Before the .env rule, which would otherwise take ``?API_KEY=…`` as an assignment.
-    (
-        re.compile(r"[?&#;](?P<name>[A-Za-z][\w.\-]{0,60})=(?P<val>[^&#\s\"'<>\\`]+)"),
-        _url_param_repl,
-    ),
+    (_URL_PARAM, _url_param_repl),
     # .env / shell assignments: UPPER_CASE name, no spaces around "=".
     (
         re.compile(
@@ -313,6 +319,8 @@ def redact(text: str) -> str:
     Idempotent: redacting already-redacted text changes nothing.
     """
     for pattern, repl in _RULES:
+        if pattern is _URL_PARAM and "=" not in text:
+            continue  # most texts have no "=": spare them a scan for "?", "&", "#", ";"
         text = pattern.sub(repl, text)
     return text
 
