@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["for_model", "for_terminal", "json_escapes"]
+__all__ = ["data_for_model", "for_model", "for_terminal", "json_escapes"]
 
 # ECMA-48 sequences, whole: CSI (ESC [ or the 8-bit CSI), OSC (ESC ] ... BEL or ST),
 # DCS/SOS/PM/APC strings, and the two- or three-character escapes (ESC c, ESC ( B).
@@ -80,6 +80,18 @@ def for_model(text: str) -> str:
         text = _LINE_SEPARATOR.sub("\n", text)
     text = _INVISIBLE.sub("", text)
     return _TAG.sub(_neutralise_tag, text) if _TAG_START.search(text) else text
+
+
+def data_for_model(value: object) -> object:
+    """A JSON-like result (an MCP tool's) with ``for_model`` applied to every string in it:
+    stored text reaches an agent there as it reaches hook context."""
+    if isinstance(value, str):
+        return for_model(value)
+    if isinstance(value, dict):
+        return {key: data_for_model(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [data_for_model(item) for item in value]
+    return value
 
 
 def _visible(match: re.Match[str]) -> str:

@@ -333,19 +333,6 @@ def dispute(server: Server, memory_id: str, *, reason: str, source: str) -> dict
     return {"id": memory.id, "status": memory.status, "note": "A person will review it."}
 
 
-def _inert(value: Any) -> Any:
-    """A tool's result as inert data for the model (``api.model_text`` on every string):
-    stored text reaches an agent here as it reaches hook context, without escapes,
-    invisible characters or tags that could pass for the client's own markup."""
-    if isinstance(value, str):
-        return api.model_text(value)
-    if isinstance(value, dict):
-        return {key: _inert(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_inert(item) for item in value]
-    return value
-
-
 def build(
     *, project: str | None = None, scene: str | None = None, client: str | None = None
 ) -> MCPServer:
@@ -355,7 +342,8 @@ def build(
 
     def guarded(fn: Any, *args: Any, **kwargs: Any) -> Any:
         try:
-            return _inert(fn(server, *args, **kwargs))
+            # Every result as inert data for the model (no escapes, invisible characters, tags).
+            return api.model_data(fn(server, *args, **kwargs))
         except MemoryLayerError as exc:
             # A problem the agent can fix (bad id, empty text...): say how.
             raise ToolError(api.model_text(agent_message(exc, kwargs))) from None

@@ -50,7 +50,9 @@ def build(db_url: str) -> MCPServer:
 
     def run(ctx: Context, call: Any) -> str:
         try:
-            return json.dumps(call(conn(), caller(ctx)), ensure_ascii=False, default=str)
+            # Team members' text reaches this agent as inert data, as local results do.
+            result = api.model_data(call(conn(), caller(ctx)))
+            return json.dumps(result, ensure_ascii=False, default=str)
         except MemoryLayerError as exc:
             raise ToolError(str(exc)) from None
 

@@ -106,6 +106,15 @@ def test_tag_like_markup_is_neutralised_for_the_model(text: str, expected: str) 
     assert for_model(text) == expected
 
 
+def test_tool_results_are_made_inert_throughout() -> None:
+    from memory_layer.inert import data_for_model
+
+    result = data_for_model({"results": [{"text": PAYLOAD, "score": 0.5, "flags": [BREAKOUT]}]})
+    assert_inert_for_model(result["results"][0]["text"])
+    assert result["results"][0]["score"] == 0.5
+    assert result["results"][0]["flags"][0].startswith("‹/system-reminder›")
+
+
 def test_json_escapes_keep_values_exact() -> None:
     value = {"text": PAYLOAD}
     document = json_escapes(json.dumps(value, ensure_ascii=False))

@@ -129,6 +129,7 @@ _HOMES = {
     "stamp_trusted_writes": "memory_layer.trust.verify",
     # stored text made inert on its way out (hook context, MCP, the terminal)
     "model_text": "memory_layer.inert:for_model",
+    "model_data": "memory_layer.inert:data_for_model",
     "terminal_text": "memory_layer.inert:for_terminal",
     "json_escapes": "memory_layer.inert",
     # moving data in and out
