@@ -16,20 +16,34 @@ The memory's score moves by weight × delta (+0.2 success, −0.3 failure), clam
 from __future__ import annotations
 
 import json
+import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
 from memory_layer.errors import NotFound
 from memory_layer.models import Memory, iso, now_stamp, parse_time
-from memory_layer.outcomes.evidence import match_event, signature
+from memory_layer.outcomes.evidence import (
+    Distinction,
+    distinction,
+    match_event,
+    rarity_in,
+    signature,
+)
 from memory_layer.outcomes.rules import FAILURE, SUCCESS, Settings
 from memory_layer.outcomes.store import task_sessions
 from memory_layer.retrieval.scoring import clamp
+from memory_layer.storage import fts, textindex
 from memory_layer.storage.conn import Conn
 from memory_layer.storage.credits import insert_credit, live_task_credits, mark_reversed
 from memory_layer.storage.records import get_memory, update_memory
-from memory_layer.storage.sessions import has_work_events, last_prompt_at, work_events
+from memory_layer.storage.sessions import (
+    has_work_events,
+    last_prompt_at,
+    prompt_texts,
+    work_events,
+)
 from memory_layer.storage.tasks import Task, started_spans
 from memory_layer.storage.usage import (
     FirstSurfacing,
@@ -104,21 +118,35 @@ def _session_events(db: Conn, session_id: str, start: str, end: str) -> list[dic
 
 
 def candidates(
-    db: Conn, task: Task, rules: Settings, *, end: str, evidence_end: str | None = None
+    db: Conn,
+    task: Task,
+    rules: Settings,
+    *,
+    end: str,
+    evidence_end: str | None = None,
+    closer: str | None = None,
 ) -> list[Candidate]:
     """Memories surfaced for the task by ``end``, weighed by evidence of use up to
-    ``evidence_end`` (default ``end``; later for the turn's closing message)."""
+    ``evidence_end`` (default ``end``; later for the turn's closing message).
+
+    ``closer`` is the session that closed the task (None for a person's verdict): only
+    a memory that session itself was shown may get the ``unobserved_weight`` guess."""
     start, end = window(db, task, rules, end)
     until = max(end, evidence_end or end)
+    shown: list[tuple[FirstSurfacing, Memory]] = []
+    for surfacing in _surfacings(db, task, start, end, rules):
+        try:
+            shown.append((surfacing, get_memory(db, surfacing.memory_id)))
+        except NotFound:
+            continue  # purged since it was shown
+    sigs = {memory.id: signature(memory.id, memory.text) for _, memory in shown}
+    rarity = _store_rarity(db)
     found: dict[str, Candidate] = {}
     events_cache: dict[str | None, list[dict[str, Any]]] = {}
     observed: dict[str | None, bool] = {}
-    for surfacing in _surfacings(db, task, start, end, rules):
+    problems: dict[str | None, str] = {}
+    for surfacing, memory in shown:
         session_id, surfaced_at = surfacing.session_id, surfacing.at
-        try:
-            memory = get_memory(db, surfacing.memory_id)
-        except NotFound:
-            continue  # purged since it was shown
         cand = found.setdefault(memory.id, Candidate(memory.id))
         cand.evidence.append(
             {"kind": "surfaced", "how": surfacing.kind, "at": surfaced_at, "session_id": session_id}
@@ -132,13 +160,40 @@ def candidates(
             # Only a session with no tool or assistant event at all (an MCP-only agent)
             # earns the unobserved guess.
             observed[session_id] = bool(session_id) and has_work_events(db, session_id, until)
+            problems[session_id] = _problem(db, task, session_id, start, until)
         events = [e for e in events_cache[session_id] if e["at"] >= surfaced_at and _counts(e, end)]
-        weight, proof = _judge(memory, events, rules, session_id, observed[session_id])
+        dist = distinction(
+            sigs[memory.id], sigs.values(), rarity=rarity, problem=problems[session_id]
+        )
+        may_guess = session_id is not None and session_id == closer
+        weight, proof = _judge(dist, events, rules, session_id, observed[session_id], may_guess)
         cand.evidence.extend(proof)
         cand.weight = max(cand.weight, weight)
     for cand in found.values():
         cand.evidence = cand.evidence[:MAX_EVIDENCE]
     return list(found.values())
+
+
+def _store_rarity(db: Conn) -> Callable[[str], float]:
+    """How rare a term is across the whole store (evidence.rarity_in over FTS5)."""
+
+    def frequency(term: str) -> int:
+        try:
+            return fts.document_frequency(db, textindex.fts_phrase(term))
+        except sqlite3.OperationalError:  # a token FTS5 cannot take as a phrase
+            return 1
+
+    return rarity_in(fts.collection_size(db), frequency)
+
+
+def _problem(db: Conn, task: Task, session_id: str | None, start: str, end: str) -> str:
+    """The problem as stated: the task's subject and description and the session's
+    prompts of the turn the work began in. Repeating it is not acting on a fix."""
+    parts = [task.subject or "", task.description or ""]
+    if session_id:
+        turn = last_prompt_at(db, session_id, start) or start
+        parts.extend(prompt_texts(db, session_id, turn, end))
+    return "\n".join(parts)
 
 
 def _unclaimed(db: Conn, task: Task, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -162,16 +217,16 @@ def _counts(event: dict[str, Any], end: str) -> bool:
 
 
 def _judge(
-    memory: Memory,
+    dist: Distinction,
     events: list[dict[str, Any]],
     rules: Settings,
     session_id: str | None,
     observed: bool,
+    may_guess: bool,
 ) -> tuple[float, list[dict[str, Any]]]:
-    sig = signature(memory.id, memory.text)
     proof: list[dict[str, Any]] = []
     for event in events:
-        hit = match_event(sig, event)
+        hit = match_event(dist, event)
         if hit:
             kind, why = hit
             proof.append({"kind": kind, "at": event["at"], "session_id": session_id, "detail": why})
@@ -183,8 +238,23 @@ def _judge(
         return rules.shown_weight, [
             {"kind": "shown", "session_id": session_id, "detail": "surfaced, not acted on"}
         ]
+    if not may_guess:
+        # Shown to an agent that did not close the task (an MCP search elsewhere in the
+        # project before a bd close): with no events either way, nothing ties it to it.
+        return 0.0, [
+            {
+                "kind": "elsewhere",
+                "session_id": session_id,
+                "detail": "surfaced to another agent than the one that closed the task, "
+                "no evidence of use: no credit",
+            }
+        ]
     return rules.unobserved_weight, [
-        {"kind": "unobserved", "session_id": session_id, "detail": "no events to judge by"}
+        {
+            "kind": "unobserved",
+            "session_id": session_id,
+            "detail": "no events to judge by; the session that was shown it closed the task",
+        }
     ]
 
 
@@ -322,12 +392,21 @@ def reverse_credit(
 
 
 def credit_task(
-    db: Conn, task: Task, outcome: str, *, rules: Settings, source: str, actor: str, at: str
+    db: Conn,
+    task: Task,
+    outcome: str,
+    *,
+    rules: Settings,
+    source: str,
+    actor: str,
+    at: str,
+    closer: str | None = None,
 ) -> list[dict[str, Any]]:
-    """Credit every candidate of a task that closed with ``outcome`` (once per memory)."""
+    """Credit every candidate of a task that closed with ``outcome`` (once per memory);
+    ``closer``: the session that closed it (see ``candidates``)."""
     live = {c["memory_id"] for c in live_task_credits(db, task.id)}
     out = []
-    for cand in candidates(db, task, rules, end=at):
+    for cand in candidates(db, task, rules, end=at, closer=closer):
         if cand.memory_id in live:
             continue
         out.append(
@@ -348,7 +427,14 @@ def credit_task(
 
 
 def rejudge_task(
-    db: Conn, task: Task, *, rules: Settings, evidence_end: str, source: str, actor: str
+    db: Conn,
+    task: Task,
+    *,
+    rules: Settings,
+    evidence_end: str,
+    source: str,
+    actor: str,
+    closer: str | None = None,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Judge a closed task's memories again with evidence up to ``evidence_end``.
 
@@ -361,7 +447,9 @@ def rejudge_task(
     live = {c["memory_id"]: c for c in live_task_credits(db, task.id)}
     applied: list[dict[str, Any]] = []
     undone: list[dict[str, Any]] = []
-    for cand in candidates(db, task, rules, end=task.closed_at, evidence_end=evidence_end):
+    for cand in candidates(
+        db, task, rules, end=task.closed_at, evidence_end=evidence_end, closer=closer
+    ):
         old = live.get(cand.memory_id)
         if old is not None and cand.weight == old["weight"]:
             continue

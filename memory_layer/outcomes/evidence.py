@@ -1,26 +1,32 @@
 """Evidence that a surfaced memory was acted on.
 
 A memory shown to an agent is only a candidate for credit. It counts as *used* when
-something in the session, after it was shown, points at it:
+something in the session, after it was shown, contains what **tells it apart**:
 
-- **command**: a Bash command run contains one of the memory's code snippets, or the
-  command itself (8+ characters) appears in the memory's text;
-- **edit**: an edit's new text contains one of the memory's code snippets, or (when the
-  memory has no snippets) at least two of its code-like tokens (all, if it has one),
-  counting the edited file's path;
-- **cites**: an assistant message names the memory's id (or its first 8 characters),
-  contains a code snippet (6+ characters) or two code-like tokens, or — for prose
-  memories with neither — at least 60% (and 4+) of its distinctive words.
+- its *terms*: words (3+ characters, not stopwords or generic verbs) and compound
+  tokens (``react-dom``, ``libpq-dev``, ``apply_fix.sh``, ``~/.ssh/id_ed25519``);
+- minus every term a **rival** has: the other memories surfaced for the same task
+  (a path counts as shared when a rival names it or a path under it, so
+  ``~/.ssh`` is not evidence for a memory when its rival names ``~/.ssh/id_ed25519``);
+- minus the terms of the problem statement (the task's subject and the session's
+  prompts): restating the error is not acting on a fix;
+- each remaining term weighted by its rarity across the store:
+  ``log((N + 1) / df) / log(N + 1)`` (1.0 for a term no other memory has).
 
-Code snippets are `backtick` spans and ```fenced``` blocks (4+ characters), and lines
-starting with ``$ ``. Code-like tokens contain ``_ . / : =``, ``()``, a camelCase
-hump, or start with ``-``. Matching ignores case and runs of whitespace.
+An event is evidence when the distinguishing terms it contains (as whole tokens) weigh
+``MIN_EVIDENCE`` (1.0) or more: one term no other memory uses, or several rare ones.
+Also evidence, when no rival shares it: a code snippet of the memory (`backtick` spans,
+fenced lines, ``$ `` lines; 4+ characters, 6+ in a message) in a command, an edit or a
+message; a command (8+ characters) the memory's text names; the memory's id (or its
+first 8 characters) in a message. Matching ignores case and runs of whitespace.
 """
 
 from __future__ import annotations
 
+import math
 import re
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
@@ -29,26 +35,60 @@ from memory_layer.text import STOPWORDS, WORD
 _FENCED = re.compile(r"```[^\n`]*\n?(.*?)```", re.S)
 _INLINE = re.compile(r"`([^`\n]+)`")
 _DOLLAR = re.compile(r"^\s*\$\s+(.+)$", re.M)
-_CODE_TOKEN = re.compile(r"[_./:=]|\(\)|[a-z][A-Z]|^-{1,2}\w")
-# Words of advice and generic verbs that nearly every prose memory uses ("always",
-# "never", "must", "make", "work"): they tell memories apart no better than stopwords,
-# so they are not distinctive. They stay search terms ("make target", "doesn't work" are
+# A compound token: word characters joined by - _ . / : ~ = (a package, a file, a path,
+# a flag's value). Split into words it would lose what makes it specific.
+_COMPOUND = re.compile(r"[~\w][\w.\-/:~=@+]*[\w~]")
+_JOINERS = re.compile(r"[\-_./:~=@+]")
+# Words of advice and generic verbs that nearly every memory and message uses ("always",
+# "must", "run", "again", "fix"): they tell memories apart no better than stopwords, so
+# they are never evidence. They stay search terms ("make target", "doesn't work" are
 # good queries), hence not in memory_layer.text.STOPWORDS.
-_ADVICE_WORDS = frozenset(
-    """against always cannot instead make makes must need needs never work works""".split()
+_GENERIC_WORDS = frozenset(
+    """against always cannot instead make makes must need needs never work works worked
+    run runs running ran rerun again first then try tried check checked sure add added set
+    fix fixes fixed fixing apply applied applying stored done please now still""".split()
 )
-_NOT_DISTINCTIVE = STOPWORDS | _ADVICE_WORDS
-# Shorter words are too common to tell a restated memory from chance overlap.
-MIN_DISTINCTIVE_WORD = 4
-MAX_DISTINCTIVE_WORDS = 30
+_NOT_DISTINCTIVE = STOPWORDS | _GENERIC_WORDS
+MIN_TERM = 3
+MAX_TERMS = 60
 
 MIN_SNIPPET = 4
 MIN_CITED_SNIPPET = 6
 MIN_COMMAND = 8
+# How much distinguishing weight an event must contain: one term found in no other
+# memory of the store (weight 1.0), or e.g. two found in a few.
+MIN_EVIDENCE = 1.0
+# Terms named in an explanation.
+SHOWN_TERMS = 3
 
 
 def normalise(text: str) -> str:
     return " ".join((text or "").split()).lower()
+
+
+def terms_of(text: str) -> frozenset[str]:
+    """The words and compound tokens of ``text`` that can tell a memory apart."""
+    lowered = (text or "").lower()
+    found: set[str] = set()
+    for match in WORD.finditer(lowered):
+        word = match.group(0)
+        if len(word) >= MIN_TERM and word not in _NOT_DISTINCTIVE:
+            found.add(word)
+    for match in _COMPOUND.finditer(lowered):
+        token = match.group(0).rstrip(".:")
+        if len(token) >= MIN_TERM + 1 and _JOINERS.search(token) and "://" not in token:
+            found.add(token)
+    return frozenset(found)
+
+
+def _path_prefixes(term: str) -> Iterable[str]:
+    """``~/.ssh`` and ``~`` for ``~/.ssh/id_ed25519``: a rival naming a file names its
+    folders too."""
+    parts = term.split("/")
+    for end in range(1, len(parts)):
+        prefix = "/".join(parts[:end])
+        if prefix:
+            yield prefix
 
 
 @dataclass(frozen=True)
@@ -58,12 +98,13 @@ class Signature:
     memory_id: str
     text: str  # normalised
     snippets: tuple[str, ...]  # normalised, longest first
-    code_tokens: tuple[str, ...]  # lower-cased
-    words: tuple[str, ...]  # distinctive prose words
+    terms: frozenset[str]
 
-
-def _strip_token(token: str) -> str:
-    return token.strip("\"'`,;!?()[]{}<>").rstrip(".:")
+    @property
+    def words(self) -> tuple[str, ...]:
+        """Its plain distinctive words, in a stable order (for display and tests)."""
+        ordered = dict.fromkeys(m.group(0).lower() for m in WORD.finditer(self.text))
+        return tuple(w for w in ordered if w in self.terms)
 
 
 @lru_cache(maxsize=4096)
@@ -77,64 +118,127 @@ def signature(memory_id: str, text: str) -> Signature:
     cleaned = sorted(
         {normalise(s).lstrip("$ ").strip() for s in snippets}, key=lambda s: (-len(s), s)
     )
-    code_tokens: list[str] = []
-    for raw_token in text.split():
-        token = _strip_token(raw_token)
-        if len(token) >= 4 and _CODE_TOKEN.search(token) and "://" not in token:
-            code_tokens.append(token.lower())
-    words = [
-        w
-        for w in dict.fromkeys(m.group(0).lower() for m in WORD.finditer(text))
-        if len(w) >= MIN_DISTINCTIVE_WORD and w not in _NOT_DISTINCTIVE
-    ][:MAX_DISTINCTIVE_WORDS]
     return Signature(
         memory_id=memory_id,
         text=normalise(text),
         snippets=tuple(s for s in cleaned if len(s) >= MIN_SNIPPET),
-        code_tokens=tuple(dict.fromkeys(code_tokens)),
-        words=tuple(words),
+        terms=terms_of(text),
     )
 
 
-def _tokens_hit(sig: Signature, haystack: str) -> list[str]:
-    return [t for t in sig.code_tokens if t in haystack]
+@dataclass(frozen=True)
+class Distinction:
+    """What tells one memory apart from its rivals: the terms only it has (not in the
+    problem statement), each with its rarity across the store, and its unshared
+    snippets."""
+
+    sig: Signature
+    weights: dict[str, float] = field(default_factory=dict)
+    snippets: tuple[str, ...] = ()
+    rival_texts: tuple[str, ...] = ()
+    rivals: int = 0
 
 
-def _enough_tokens(sig: Signature, hits: list[str]) -> bool:
-    return bool(sig.code_tokens) and len(hits) >= min(2, len(sig.code_tokens))
+def _no_store(_term: str) -> float:
+    return 1.0
 
 
-def match_command(sig: Signature, command: str) -> str | None:
+def distinction(
+    sig: Signature,
+    rivals: Iterable[Signature] = (),
+    *,
+    rarity: Callable[[str], float] = _no_store,
+    problem: str = "",
+) -> Distinction:
+    """``sig`` told apart from ``rivals`` (other memories shown for the same task) and
+    from the ``problem`` statement, weighted by ``rarity`` (0..1, 1 = in no other
+    memory of the store)."""
+    others = [r for r in rivals if r.memory_id != sig.memory_id]
+    shared: set[str] = set(terms_of(problem))
+    for rival in others:
+        shared |= rival.terms
+        for term in rival.terms:
+            if "/" in term:
+                shared.update(_path_prefixes(term))
+    weights = {}
+    for term in sorted(sig.terms - shared):
+        if len(weights) >= MAX_TERMS:
+            break
+        weight = rarity(term)
+        if weight > 0:
+            weights[term] = round(weight, 4)
+    rival_texts = tuple(r.text for r in others)
+    snippets = tuple(s for s in sig.snippets if not any(s in text for text in rival_texts))
+    return Distinction(sig, weights, snippets, rival_texts, len(others))
+
+
+def rarity_in(size: int, document_frequency: Callable[[str], int]) -> Callable[[str], float]:
+    """Normalised IDF over a store of ``size`` memories: 1.0 for a term only one memory
+    has, falling towards 0 for a term most memories have."""
+    cache: dict[str, float] = {}
+
+    def rarity(term: str) -> float:
+        if term not in cache:
+            df = max(1, document_frequency(term))
+            total = max(size, df)
+            cache[term] = 1.0 if total <= 1 else math.log((total + 1) / df) / math.log(total + 1)
+        return cache[term]
+
+    return rarity
+
+
+def _as_distinction(found: Signature | Distinction) -> Distinction:
+    return found if isinstance(found, Distinction) else distinction(found)
+
+
+def _term_hits(dist: Distinction, text: str) -> str | None:
+    present = terms_of(text)
+    hits = sorted((t for t in dist.weights if t in present), key=lambda t: -dist.weights[t])
+    total = sum(dist.weights[t] for t in hits)
+    if total < MIN_EVIDENCE:
+        return None
+    named = ", ".join(f"`{t}` ({dist.weights[t]:.2f})" for t in hits[:SHOWN_TERMS])
+    apart = f"; none of the {dist.rivals} rival(s) shown has it" if dist.rivals else ""
+    return f"names {named}, weight {total:.2f} ≥ {MIN_EVIDENCE:g}{apart}"
+
+
+def match_command(found: Signature | Distinction, command: str) -> str | None:
     """Why this Bash command shows the memory was acted on, or None."""
+    dist = _as_distinction(found)
     cmd = normalise(command)
     if not cmd:
         return None
-    for snippet in sig.snippets:
+    for snippet in dist.snippets:
         if snippet in cmd:
             return f"ran `{snippet}`"
-    if len(cmd) >= MIN_COMMAND and cmd in sig.text:
+    if (
+        len(cmd) >= MIN_COMMAND
+        and cmd in dist.sig.text
+        and not any(cmd in text for text in dist.rival_texts)
+    ):
         return f"ran `{cmd}`, which the memory names"
-    return None
+    why = _term_hits(dist, cmd)
+    return f"ran a command that {why}" if why else None
 
 
-def match_edit(sig: Signature, new_text: str, file_path: str = "") -> str | None:
+def match_edit(found: Signature | Distinction, new_text: str, file_path: str = "") -> str | None:
     """Why this edit's new text (in ``file_path``) shows the memory's fix was applied."""
+    dist = _as_distinction(found)
     body = normalise(new_text)
     if not body:
         return None
-    for snippet in sig.snippets:
+    for snippet in dist.snippets:
         if snippet in body:
             return f"edit contains `{snippet}`"
-    if not sig.snippets:
-        # The file's path counts: a memory about `.env` edited in .env names both.
-        hits = _tokens_hit(sig, normalise(file_path) + " " + body)
-        if _enough_tokens(sig, hits):
-            return "edit contains " + ", ".join(f"`{h}`" for h in hits[:3])
-    return None
+    # The file's path counts: a memory about `.env` edited in .env names both.
+    why = _term_hits(dist, normalise(file_path) + " " + body)
+    return f"an edit that {why}" if why else None
 
 
-def match_message(sig: Signature, message: str) -> str | None:
+def match_message(found: Signature | Distinction, message: str) -> str | None:
     """Why this assistant message cites the memory, or None."""
+    dist = _as_distinction(found)
+    sig = dist.sig
     body = normalise(message)
     if not body:
         return None
@@ -142,38 +246,32 @@ def match_message(sig: Signature, message: str) -> str | None:
         len(sig.memory_id) > 8 and re.search(r"\b" + re.escape(sig.memory_id[:8].lower()), body)
     ):
         return "the assistant cites its id"
-    for snippet in sig.snippets:
+    for snippet in dist.snippets:
         if len(snippet) >= MIN_CITED_SNIPPET and snippet in body:
             return f"the assistant quotes `{snippet}`"
-    hits = _tokens_hit(sig, body)
-    if _enough_tokens(sig, hits):
-        return "the assistant names " + ", ".join(f"`{h}`" for h in hits[:3])
-    if not sig.snippets and not sig.code_tokens and len(sig.words) >= 4:
-        present = {m.group(0).lower() for m in WORD.finditer(body)}
-        shared = [w for w in sig.words if w in present]
-        if len(shared) >= 4 and len(shared) >= 0.6 * len(sig.words):
-            return f"the assistant restates it ({len(shared)}/{len(sig.words)} words)"
-    return None
+    why = _term_hits(dist, body)
+    return f"the assistant {why}" if why else None
 
 
-def match_event(sig: Signature, event: dict[str, Any]) -> tuple[str, str] | None:
+def match_event(found: Signature | Distinction, event: dict[str, Any]) -> tuple[str, str] | None:
     """(kind, why) when one session event is evidence of use, else None.
 
     ``event`` is a session_events row: kind tool|prompt|assistant, tool, command,
     file_path, text.
     """
+    dist = _as_distinction(found)
     kind = event.get("kind")
     if kind == "assistant":
-        why = match_message(sig, event.get("text") or "")
+        why = match_message(dist, event.get("text") or "")
         return ("cites", why) if why else None
     if kind != "tool":
         return None
     if event.get("command"):
-        why = match_command(sig, event["command"])
+        why = match_command(dist, event["command"])
         if why:
             return ("command", why)
     if event.get("text") and (event.get("file_path") or event.get("tool") != "Bash"):
-        why = match_edit(sig, event["text"], event.get("file_path") or "")
+        why = match_edit(dist, event["text"], event.get("file_path") or "")
         if why:
             return ("edit", why)
     return None

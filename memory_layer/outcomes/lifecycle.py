@@ -246,7 +246,16 @@ def transition(
             "state_at": at,
         },
     )
-    credits = credit_task(db, task, outcome, rules=rules, source=source, actor=actor, at=closed_at)
+    credits = credit_task(
+        db,
+        task,
+        outcome,
+        rules=rules,
+        source=source,
+        actor=actor,
+        at=closed_at,
+        closer=session_id,
+    )
     record(True, reason)
     action = "corrected" if undone else "credited"
     return OutcomeResult(
@@ -484,6 +493,7 @@ def rejudge_turn(
                 evidence_end=at,
                 source=source,
                 actor=f"claude:{session_id}",
+                closer=session_id,
             )
             if applied:
                 results.append(

@@ -198,6 +198,16 @@ def work_events(db: Conn, session_id: str, start: str, end: str) -> list[Session
     return [_event(r) for r in rows]
 
 
+def prompt_texts(db: Conn, session_id: str, start: str, end: str) -> list[str]:
+    """The user's prompts to the session from ``start`` to ``end``, in order."""
+    rows = raw(db).execute(
+        "SELECT text FROM session_events WHERE session_id = ? AND at >= ? AND at <= ? "
+        "AND kind = 'prompt' ORDER BY id",
+        [session_id, start, end],
+    )
+    return [row[0] for row in rows if row[0]]
+
+
 def has_work_events(db: Conn, session_id: str, until: str) -> bool:
     """Whether the session recorded any tool or assistant event by ``until``."""
     row = (
