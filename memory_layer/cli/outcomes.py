@@ -38,17 +38,20 @@ def _print_credits(db: Any, credits: list[dict[str, Any]], title: str) -> None:
 @click.option("--task", "task_id", help="A task id: ours, a Claude task number or bd-xxxx.")
 @click.option("--memory", "memory_id", help="Score one memory directly instead of a task.")
 @click.option("--credit", "credit_id", type=int, help="One credit number (with --undo).")
-@click.option("--worked", "verdict", flag_value="worked", help="It worked: +0.2.")
-@click.option("--failed", "verdict", flag_value="failed", help="It failed: -0.3.")
-@click.option("--undo", "verdict", flag_value="undo", help="Reverse the recorded credit exactly.")
-@click.option("--restore", "verdict", flag_value="restore", help="Lift a sinking memory back to 0.")
+@click.option("--worked", is_flag=True, help="It worked: +0.2.")
+@click.option("--failed", is_flag=True, help="It failed: -0.3.")
+@click.option("--undo", is_flag=True, help="Reverse the recorded credit exactly.")
+@click.option("--restore", is_flag=True, help="Lift a sinking memory back to 0.")
 @click.option("--reason", help="Why; kept with the outcome.")
 @json_option
 def outcome(
     task_id: str | None,
     memory_id: str | None,
     credit_id: int | None,
-    verdict: str | None,
+    worked: bool,
+    failed: bool,
+    undo: bool,
+    restore: bool,
     reason: str | None,
     as_json: bool,
 ) -> None:
@@ -71,14 +74,31 @@ def outcome(
     chosen = [x for x in (task_id, memory_id, credit_id) if x is not None]
     if len(chosen) != 1:
         raise click.UsageError("Give exactly one of --task, --memory or --credit.")
-    if verdict is None:
-        raise click.UsageError("Say --worked or --failed (or --undo / --restore).")
+    verdict = _one_verdict(worked=worked, failed=failed, undo=undo, restore=restore)
     if credit_id is not None:
         _undo_credit(credit_id, verdict, as_json)
     elif memory_id is not None:
         _memory_verdict(memory_id, verdict, reason, as_json)
     else:
         _task_verdict(str(task_id), verdict, reason, as_json)
+
+
+def _one_verdict(**given: bool) -> str:
+    """The one verdict given; two at once contradict each other (``--worked --failed``
+    would otherwise apply whichever click read last) and are refused."""
+    chosen = [name for name, on in given.items() if on]
+    if not chosen:
+        raise click.UsageError("Say --worked or --failed (or --undo / --restore).")
+    if len(chosen) > 1:
+        flags = " and ".join(f"--{name}" for name in chosen)
+        hint = (
+            " To change a verdict already recorded, give the other one alone: it "
+            "corrects the credit."
+            if {"worked", "failed"} <= set(chosen)
+            else ""
+        )
+        raise click.UsageError(f"{flags} contradict each other: give one.{hint}")
+    return chosen[0]
 
 
 def _undo_credit(credit_id: int, verdict: str, as_json: bool) -> None:
