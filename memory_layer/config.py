@@ -187,6 +187,13 @@ DEFAULTS: dict[str, Any] = {
         "fallback_window_hours": 8.0,
         # Where Claude Code keeps task lists (~/.claude/tasks/<list>/<id>.json).
         "tasks_dir": "~/.claude/tasks",
+        # Exploration (benchmarks/learning.py): among memories of comparable relevance,
+        # a rarely tried one that is not failing ranks up by
+        # explore × sqrt(ln(1 + tries of the band) / (1 + its own tries)). 0 = off.
+        "explore": 0.1,
+        # Probation: a sinking memory is shown again (marked) when no memory that is not
+        # sinking answers as well, unless its record is conclusive or a person failed it.
+        "probation": True,
     },
     # Review gate, checksums and conflicts (memory_layer/trust/, docs/sharing.md).
     "trust": {

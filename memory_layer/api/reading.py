@@ -67,10 +67,66 @@ def agent_record(
 
 def agent_flags(memory: Memory, config: dict[str, Any], now: datetime | None = None) -> list[str]:
     """Warnings that go with a record an agent does receive (a conflict, an overdue
-    review when configured to flag)."""
+    review when configured to flag, a sinking memory shown on probation)."""
+    from memory_layer.outcomes.rules import is_sinking
     from memory_layer.trust.visibility import flags
 
-    return flags(memory, config, now)
+    out = flags(memory, config, now)
+    if is_sinking(memory, config):
+        out.append(
+            f"ON PROBATION: failed {memory.failure_count} of "
+            f"{memory.failure_count + memory.success_count} credited tries "
+            f"(outcome {memory.outcome_score:+.2f}); shown again only because nothing "
+            "better answers this"
+        )
+    return out
+
+
+def agent_rankable(memory: Memory, config: dict[str, Any], now: datetime | None = None) -> bool:
+    """What an agent-facing search may rank: what agents may receive, plus a sinking
+    memory that may be retried on probation (``outcomes.rules.may_retry``). ``recall``
+    keeps the latter only where no rival that is not sinking answers as well and no
+    person marked it failed (``probation_filter``)."""
+    from memory_layer.outcomes.rules import may_retry
+    from memory_layer.trust.visibility import SINKING_PREFIX
+    from memory_layer.trust.visibility import agent_withheld_reason as reason_for
+
+    reason = reason_for(memory, config, now)
+    if reason is None:
+        return True
+    return reason.startswith(SINKING_PREFIX) and may_retry(memory, config)
+
+
+def probation_filter(db: Conn, results: list[Scored], config: dict[str, Any]) -> list[Scored]:
+    """Drop the sinking results (let through by ``agent_rankable``) that have a rival
+    that is not sinking within the relevance band of their similarity or above, or that
+    a person marked failed; mark the rest (``explain["probation"]``).
+
+    Sinking withholds a memory, and a withheld memory can never earn its way back: at
+    20% outcome noise 4 of 20 good fixes stayed withheld for good after two unlucky
+    failures (benchmarks/learning.py). On probation it is tried again only when every
+    comparable answer is sinking too, and flagged as such."""
+    from memory_layer.outcomes.rules import is_sinking
+    from memory_layer.outcomes.store import TRACKER_SOURCES
+    from memory_layer.storage.credits import failed_by_person
+
+    sinking = [item for item in results if is_sinking(item.memory, config)]
+    if not sinking:
+        return results
+    band = float(config["retrieval"]["relevance_band"])
+    fine = [item.scores["similarity"] for item in results if item not in sinking]
+    held = failed_by_person(db, [item.memory.id for item in sinking], TRACKER_SOURCES)
+    kept = []
+    for item in results:
+        if item in sinking:
+            similarity = item.scores["similarity"]
+            if item.memory.id in held or any(s >= similarity - band for s in fine):
+                continue
+            item.explain["probation"] = (
+                "sinking, shown: no rival that is not sinking answers as well"
+            )
+        kept.append(item)
+    return kept
 
 
 def check_query(query: str, *, limit: int = 8, category: str | None = None) -> str:
@@ -146,7 +202,7 @@ def recall(
         if also is not None and not also(memory):
             return False
         if audience == AGENT:
-            return agent_withheld_reason(memory, config, now) is None
+            return agent_rankable(memory, config, now)
         return include_sinking or not is_sinking(memory, config)
 
     results = rank(
@@ -154,11 +210,14 @@ def recall(
         query,
         scope=scope,
         config=config,
-        limit=limit,
+        # Room for the sinking results probation_filter may drop.
+        limit=limit * 2 if audience == AGENT else limit,
         embedder=embedder,
         now=now,
         visible=visible,
     )
+    if audience == AGENT:
+        results = probation_filter(db, results, config)[:limit]
     if surfaced_as and session_id:
         shown = [
             (item.memory.id, item.score)

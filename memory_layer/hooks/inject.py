@@ -90,6 +90,7 @@ class Gate:
         try:
             # Imported here, not at module level: only query hooks need them.
             self._withheld = api.agent_withheld_reason
+            self._rankable = api.agent_rankable
             self._flags = api.agent_flags
             self._is_proven = api.is_proven
             self.statuses = tuple(api.agent_statuses(config))
@@ -108,6 +109,18 @@ class Gate:
             return False
         try:
             return self._withheld(memory, self.config) is None
+        except Exception as exc:
+            self._fail(f"trust/outcomes filter failed on {memory.id}", exc)
+            return False
+
+    def rankable(self, memory: Memory) -> bool:
+        """What an agent-facing search may rank (``api.agent_rankable``): not withheld
+        by the trust layer, and not sinking unless it may be retried on probation
+        (``api.recall`` keeps those only where nothing better answers, flagged)."""
+        if self.failed:
+            return False
+        try:
+            return self._rankable(memory, self.config)
         except Exception as exc:
             self._fail(f"trust/outcomes filter failed on {memory.id}", exc)
             return False
@@ -290,12 +303,11 @@ def plan_prompt(
         limit=max(limit * 3, 10),
         embedder=embedder,
         now=now,
-        also=gate.visible,
+        also=gate.rankable,
     )
     # Silent when nothing fits: only results with evidence that they answer the prompt.
     chosen = [
-        (item.memory, item.score)
-        for item in api.above_floor(results, parsed, config, skip=shown)
+        (item.memory, item.score) for item in api.above_floor(results, parsed, config, skip=shown)
     ][:limit]
     if not chosen or gate.failed:
         return Plan("", query=query)

@@ -6,6 +6,7 @@ Kept free of database code so the hook path can import it cheaply.
 from __future__ import annotations
 
 import functools
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -53,6 +54,14 @@ class Settings:
     lead_seconds: float
     fallback_window_hours: float
     tasks_dir: str
+    explore: float = 0.0
+    probation: bool = False
+
+    @property
+    def break_even(self) -> float:
+        """The success rate at which a memory holds its ground: 0.6 for +0.2/-0.3."""
+        loss = -self.failure_delta
+        return loss / (self.success_delta + loss) if self.success_delta + loss > 0 else 0.5
 
 
 def settings(config: dict[str, Any] | None = None) -> Settings:
@@ -87,6 +96,8 @@ def _check(section: dict[str, Any]) -> Settings:
         lead_seconds=float(section["lead_seconds"]),
         fallback_window_hours=float(section["fallback_window_hours"]),
         tasks_dir=str(section["tasks_dir"]),
+        explore=float(section.get("explore", 0.0)),
+        probation=bool(section.get("probation", False)),
     )
     if not 0 <= values.success_delta <= 2:
         raise ConfigError("outcomes.success_delta must be between 0 and 2 (default 0.2).")
@@ -94,6 +105,8 @@ def _check(section: dict[str, Any]) -> Settings:
         raise ConfigError("outcomes.failure_delta must be between -2 and 0 (default -0.3).")
     if not -1 <= values.floor <= 1:
         raise ConfigError("outcomes.floor must be between -1 and 1 (default -0.5).")
+    if not 0 <= values.explore <= 1:
+        raise ConfigError("outcomes.explore must be between 0 (off) and 1 (default 0.1).")
     for name in ("shown_weight", "unobserved_weight"):
         if not 0 <= getattr(values, name) <= 1:
             raise ConfigError(f"outcomes.{name} must be between 0 and 1.")
@@ -103,6 +116,44 @@ def _check(section: dict[str, Any]) -> Settings:
 def is_sinking(memory: Memory, config: dict[str, Any] | None = None) -> bool:
     """At or below the floor: withheld from automatic injection, still findable."""
     return memory.outcome_score <= settings(config).floor
+
+
+# Probation ends for a memory whose record is conclusive: when, from its credited
+# successes and failures (a uniform prior on its success rate), the chance that it
+# really succeeds at least at the break-even rate is below this. 0 successes and 2
+# failures: 6.4% (one more chance); 0 and 3: 2.6% (known to fail); 1 and 3: 8.7%;
+# 1 and 4: 4.1%.
+PROBATION_MIN_CHANCE = 0.05
+
+
+def chance_of_holding(successes: int, failures: int, rate: float) -> float:
+    """P(true success rate ≥ ``rate``) under Beta(1 + successes, 1 + failures): for whole
+    counts, P(Binomial(successes + failures + 1, rate) ≤ successes)."""
+    trials = max(0, successes) + max(0, failures) + 1
+    return sum(
+        math.comb(trials, k) * rate**k * (1 - rate) ** (trials - k)
+        for k in range(max(0, successes) + 1)
+    )
+
+
+def may_retry(memory: Memory, config: dict[str, Any] | None = None) -> bool:
+    """Whether a sinking memory may be shown on probation (the caller checks that no
+    rival that is not sinking answers as well, and that no person failed it): probation
+    is on and its record is not yet conclusive.
+
+    A score can be lower than its counts say (imported, or set before counts were
+    kept): it counts as at least the failures that would explain it."""
+    rules = settings(config)
+    if not rules.probation or not is_sinking(memory, config):
+        return False
+    implied = (
+        math.ceil(round(memory.outcome_score / rules.failure_delta, 6))
+        if (rules.failure_delta < 0)
+        else 0
+    )
+    failures = max(memory.failure_count, implied)
+    chance = chance_of_holding(memory.success_count, failures, rules.break_even)
+    return chance >= PROBATION_MIN_CHANCE
 
 
 def is_proven(memory: Memory, config: dict[str, Any] | None = None) -> bool:

@@ -159,7 +159,26 @@ def rank(items: list[Scored]) -> list[Scored]:
     return sorted(items, key=lambda s: (-round(s.score, 12), -s.scores["similarity"], s.memory.id))
 
 
-def rank_in_bands(items: list[Scored], band: float) -> list[Scored]:
+def tries(memory: Memory) -> int:
+    """How often outcome learning has judged this memory acted on."""
+    return max(0, memory.success_count) + max(0, memory.failure_count)
+
+
+def exploration_bonus(memory: Memory, band_tries: int, weight: float) -> float:
+    """What a rarely tried memory gains over its rivals of comparable relevance (a UCB1
+    bonus): ``weight × sqrt(ln(1 + band_tries) / (1 + tries))``.
+
+    Only the top memory of a band gets acted on, so without it a better newcomer worded
+    like an established fix is never tried. It grows with how much its rivals were
+    tried and shrinks as it is tried itself; a memory whose outcome score is below 0
+    (failing more than the +0.2/-0.3 rule allows) gets none, so exploration never
+    presents a memory known to fail as if it were fine."""
+    if weight <= 0 or band_tries <= 0 or memory.outcome_score < 0:
+        return 0.0
+    return weight * math.sqrt(math.log1p(band_tries) / (1 + tries(memory)))
+
+
+def rank_in_bands(items: list[Scored], band: float, explore: float = 0.0) -> list[Scored]:
     """Relevance first, priority second: results whose similarity lies within ``band``
     of the best remaining similarity form a band and are ordered among themselves by
     the blended score (outcome, recency, frequency, confidence and the intent boost);
@@ -170,6 +189,7 @@ def rank_in_bands(items: list[Scored], band: float) -> list[Scored]:
     gives every memory ~0.35 with no match at all, which put an exact answer (similarity
     1.0) fifth behind a ×1.4 gotcha at 0.65. ``band`` ≥ 1 is the plain blend order.
     Each result's ``explain`` says which band it is in and where that band starts.
+    With ``explore`` > 0, members also gain ``exploration_bonus`` (in ``explain``).
     """
     if not band >= 0:  # NaN from a hand-edited config.yaml: one band per similarity
         band = 0.0
@@ -184,5 +204,22 @@ def rank_in_bands(items: list[Scored], band: float) -> list[Scored]:
         pending = [s for s in pending if s.scores["similarity"] < cut]
         for item in members:
             item.explain["band"] = {"number": number, "from_similarity": round(top, 6)}
-        out.extend(rank(members))
+        out.extend(_explored(members, explore) if explore > 0 else rank(members))
     return out
+
+
+def _explored(members: list[Scored], explore: float) -> list[Scored]:
+    band_tries = sum(tries(item.memory) for item in members)
+    bonus = {}
+    for item in members:
+        bonus[item.memory.id] = exploration_bonus(item.memory, band_tries, explore)
+        if bonus[item.memory.id]:
+            item.explain["explore"] = round(bonus[item.memory.id], 6)
+    return sorted(
+        members,
+        key=lambda s: (
+            -round(s.score + bonus[s.memory.id], 12),
+            -s.scores["similarity"],
+            s.memory.id,
+        ),
+    )

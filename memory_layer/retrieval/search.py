@@ -273,7 +273,10 @@ def recall(
         db, query, terms, keyword, vectors, scope=scope, config=config, now=now, visible=visible
     )
     ranked = _rank_strong_first(
-        scored, float(settings["relative_floor"]), float(settings["relevance_band"])
+        scored,
+        float(settings["relative_floor"]),
+        float(settings["relevance_band"]),
+        float((config.get("outcomes") or {}).get("explore", 0.0)),
     )
     return ranked[:limit]
 
@@ -414,7 +417,7 @@ def _score_candidates(
 
 
 def _rank_strong_first(
-    scored: list[Scored], relative_floor: float, band: float
+    scored: list[Scored], relative_floor: float, band: float, explore: float = 0.0
 ) -> list[Scored]:
     """Ranked in relevance bands (``scoring.rank_in_bands``), memories below
     ``relative_floor`` of the best similarity after the others.
@@ -428,4 +431,4 @@ def _rank_strong_first(
     weak = [s for s in scored if s.scores["similarity"] < floor]
     for item in weak:
         item.explain["below_relative_floor"] = round(floor, 6)
-    return rank_in_bands(strong, band) + rank_in_bands(weak, band)
+    return rank_in_bands(strong, band, explore) + rank_in_bands(weak, band, explore)

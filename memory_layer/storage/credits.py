@@ -151,3 +151,20 @@ def _stored(db: Conn, credit_id: int) -> dict[str, Any]:
     if found is None:  # cannot happen inside the caller's transaction; never hide it
         raise NotFound(f"Credit #{credit_id} is not stored.")
     return found
+
+
+def failed_by_person(
+    db: Conn, memory_ids: Sequence[str], tracker_sources: Sequence[str]
+) -> set[str]:
+    """Which of these memories carry a live failure credit from a person: a credit whose
+    source starts with none of ``tracker_sources`` (the trackers and agents)."""
+    if not memory_ids:
+        return set()
+    marks = ",".join("?" * len(memory_ids))
+    rows = raw(db).execute(
+        "SELECT memory_id, source FROM task_credits WHERE memory_id IN (" + marks + ") "
+        "AND outcome = 'failure' AND weight > 0 AND reversed_at IS NULL",
+        list(memory_ids),
+    )
+    prefixes = tuple(tracker_sources)
+    return {memory_id for memory_id, source in rows if not str(source).startswith(prefixes)}

@@ -90,6 +90,10 @@ def withheld_reason(
     return None
 
 
+# How agent_withheld_reason names a memory withheld only for sinking.
+SINKING_PREFIX = "sinking"
+
+
 def agent_withheld_reason(
     memory: Memory, config: dict[str, Any], now: datetime | None = None
 ) -> str | None:
@@ -104,7 +108,10 @@ def agent_withheld_reason(
         from memory_layer.outcomes.rules import is_sinking
 
         if is_sinking(memory, config):
-            reason = f"sinking (outcome {memory.outcome_score:+.2f} at or below outcomes.floor)"
+            reason = (
+                f"{SINKING_PREFIX} (outcome {memory.outcome_score:+.2f} at or below "
+                "outcomes.floor)"
+            )
     return reason
 
 
