@@ -188,9 +188,10 @@ DEFAULTS: dict[str, Any] = {
         # Where Claude Code keeps task lists (~/.claude/tasks/<list>/<id>.json).
         "tasks_dir": "~/.claude/tasks",
         # Exploration (benchmarks/learning.py): among memories of comparable relevance,
-        # a rarely tried one that is not failing ranks up by
-        # explore × sqrt(ln(1 + tries of the band) / (1 + its own tries)). 0 = off.
-        "explore": 0.1,
+        # a rarely tried one that is not failing goes first when its optimistic success
+        # rate, (w+1)/(n+2) + explore × sqrt(ln(1 + tries of the band) / (1 + n)),
+        # beats the leader's (w+1)/(n+2). 0 = off.
+        "explore": 0.2,
         # Probation: a sinking memory is shown again (marked) when no memory that is not
         # sinking answers as well, unless its record is conclusive or a person failed it.
         "probation": True,

@@ -134,7 +134,7 @@ def test_ssh_add_does_not_cite_the_rival_that_only_shares_the_folder(
         signature(bad, get_memory(db, bad).text),
     )
     told_apart = distinction(sig_bad, [sig_good])
-    assert "~/.ssh" not in told_apart.weights
+    assert "~/.ssh" not in told_apart.terms
     assert match_message(told_apart, "Applied `ssh-add ~/.ssh/id_ed25519`.") is None
 
 

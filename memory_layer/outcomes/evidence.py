@@ -50,7 +50,6 @@ _GENERIC_WORDS = frozenset(
 )
 _NOT_DISTINCTIVE = STOPWORDS | _GENERIC_WORDS
 MIN_TERM = 3
-MAX_TERMS = 60
 
 MIN_SNIPPET = 4
 MIN_CITED_SNIPPET = 6
@@ -129,30 +128,27 @@ def signature(memory_id: str, text: str) -> Signature:
 @dataclass(frozen=True)
 class Distinction:
     """What tells one memory apart from its rivals: the terms only it has (not in the
-    problem statement), each with its rarity across the store, and its unshared
-    snippets."""
+    problem statement), weighed by ``rarity`` across the store when an event contains
+    them, and its unshared snippets."""
 
     sig: Signature
-    weights: dict[str, float] = field(default_factory=dict)
+    terms: frozenset[str] = frozenset()
     snippets: tuple[str, ...] = ()
     rival_texts: tuple[str, ...] = ()
     rivals: int = 0
-
-
-def _no_store(_term: str) -> float:
-    return 1.0
+    rarity: Callable[[str], float] = field(default=lambda _term: 1.0, compare=False)
 
 
 def distinction(
     sig: Signature,
     rivals: Iterable[Signature] = (),
     *,
-    rarity: Callable[[str], float] = _no_store,
+    rarity: Callable[[str], float] | None = None,
     problem: str = "",
 ) -> Distinction:
     """``sig`` told apart from ``rivals`` (other memories shown for the same task) and
     from the ``problem`` statement, weighted by ``rarity`` (0..1, 1 = in no other
-    memory of the store)."""
+    memory of the store; looked up only for terms an event contains)."""
     others = [r for r in rivals if r.memory_id != sig.memory_id]
     shared: set[str] = set(terms_of(problem))
     for rival in others:
@@ -160,16 +156,16 @@ def distinction(
         for term in rival.terms:
             if "/" in term:
                 shared.update(_path_prefixes(term))
-    weights = {}
-    for term in sorted(sig.terms - shared):
-        if len(weights) >= MAX_TERMS:
-            break
-        weight = rarity(term)
-        if weight > 0:
-            weights[term] = round(weight, 4)
     rival_texts = tuple(r.text for r in others)
     snippets = tuple(s for s in sig.snippets if not any(s in text for text in rival_texts))
-    return Distinction(sig, weights, snippets, rival_texts, len(others))
+    return Distinction(
+        sig,
+        frozenset(sig.terms - shared),
+        snippets,
+        rival_texts,
+        len(others),
+        rarity or (lambda _term: 1.0),
+    )
 
 
 def rarity_in(size: int, document_frequency: Callable[[str], int]) -> Callable[[str], float]:
@@ -193,11 +189,12 @@ def _as_distinction(found: Signature | Distinction) -> Distinction:
 
 def _term_hits(dist: Distinction, text: str) -> str | None:
     present = terms_of(text)
-    hits = sorted((t for t in dist.weights if t in present), key=lambda t: -dist.weights[t])
-    total = sum(dist.weights[t] for t in hits)
+    weights = {t: round(dist.rarity(t), 4) for t in dist.terms & present}
+    hits = sorted((t for t in weights if weights[t] > 0), key=lambda t: (-weights[t], t))
+    total = sum(weights[t] for t in hits)
     if total < MIN_EVIDENCE:
         return None
-    named = ", ".join(f"`{t}` ({dist.weights[t]:.2f})" for t in hits[:SHOWN_TERMS])
+    named = ", ".join(f"`{t}` ({weights[t]:.2f})" for t in hits[:SHOWN_TERMS])
     apart = f"; none of the {dist.rivals} rival(s) shown has it" if dist.rivals else ""
     return f"names {named}, weight {total:.2f} ≥ {MIN_EVIDENCE:g}{apart}"
 

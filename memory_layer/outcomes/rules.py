@@ -106,7 +106,7 @@ def _check(section: dict[str, Any]) -> Settings:
     if not -1 <= values.floor <= 1:
         raise ConfigError("outcomes.floor must be between -1 and 1 (default -0.5).")
     if not 0 <= values.explore <= 1:
-        raise ConfigError("outcomes.explore must be between 0 (off) and 1 (default 0.1).")
+        raise ConfigError("outcomes.explore must be between 0 (off) and 1 (default 0.2).")
     for name in ("shown_weight", "unobserved_weight"):
         if not 0 <= getattr(values, name) <= 1:
             raise ConfigError(f"outcomes.{name} must be between 0 and 1.")

@@ -164,18 +164,15 @@ def tries(memory: Memory) -> int:
     return max(0, memory.success_count) + max(0, memory.failure_count)
 
 
-def exploration_bonus(memory: Memory, band_tries: int, weight: float) -> float:
-    """What a rarely tried memory gains over its rivals of comparable relevance (a UCB1
-    bonus): ``weight × sqrt(ln(1 + band_tries) / (1 + tries))``.
+def mean_rate(memory: Memory) -> float:
+    """Its success rate as its credited record says, with a uniform prior: (w+1)/(n+2)."""
+    return (max(0, memory.success_count) + 1) / (tries(memory) + 2)
 
-    Only the top memory of a band gets acted on, so without it a better newcomer worded
-    like an established fix is never tried. It grows with how much its rivals were
-    tried and shrinks as it is tried itself; a memory whose outcome score is below 0
-    (failing more than the +0.2/-0.3 rule allows) gets none, so exploration never
-    presents a memory known to fail as if it were fine."""
-    if weight <= 0 or band_tries <= 0 or memory.outcome_score < 0:
-        return 0.0
-    return weight * math.sqrt(math.log1p(band_tries) / (1 + tries(memory)))
+
+def optimistic_rate(memory: Memory, band_tries: int, weight: float) -> float:
+    """The UCB1 upper estimate of its success rate among rivals tried ``band_tries``
+    times: ``mean_rate + weight × sqrt(ln(1 + band_tries) / (1 + tries))``."""
+    return mean_rate(memory) + weight * math.sqrt(math.log1p(band_tries) / (1 + tries(memory)))
 
 
 def rank_in_bands(items: list[Scored], band: float, explore: float = 0.0) -> list[Scored]:
@@ -189,7 +186,7 @@ def rank_in_bands(items: list[Scored], band: float, explore: float = 0.0) -> lis
     gives every memory ~0.35 with no match at all, which put an exact answer (similarity
     1.0) fifth behind a ×1.4 gotcha at 0.65. ``band`` ≥ 1 is the plain blend order.
     Each result's ``explain`` says which band it is in and where that band starts.
-    With ``explore`` > 0, members also gain ``exploration_bonus`` (in ``explain``).
+    With ``explore`` > 0, a rarely tried member may go first (``_explored``).
     """
     if not band >= 0:  # NaN from a hand-edited config.yaml: one band per similarity
         band = 0.0
@@ -209,17 +206,35 @@ def rank_in_bands(items: list[Scored], band: float, explore: float = 0.0) -> lis
 
 
 def _explored(members: list[Scored], explore: float) -> list[Scored]:
-    band_tries = sum(tries(item.memory) for item in members)
-    bonus = {}
-    for item in members:
-        bonus[item.memory.id] = exploration_bonus(item.memory, band_tries, explore)
-        if bonus[item.memory.id]:
-            item.explain["explore"] = round(bonus[item.memory.id], 6)
-    return sorted(
-        members,
-        key=lambda s: (
-            -round(s.score + bonus[s.memory.id], 12),
-            -s.scores["similarity"],
-            s.memory.id,
-        ),
-    )
+    """The band in blend order, except that a rarely tried rival whose optimistic rate
+    beats the leader's record goes first (one per band: the most promising).
+
+    Only the top memory of a band gets acted on, so without this a better newcomer
+    worded like an established fix is never tried. A leader with a strong record (40
+    successes of 40: 0.98) is not displaced by an untried memory (0.5 + the bonus); a
+    mediocre one (6 of 9: 0.64) is, until the newcomer's own record decides. A memory
+    whose outcome score is below 0 (failing more than the +0.2/-0.3 rule allows) is
+    never explored, so exploration never presents one known to fail as if it were fine.
+    """
+    ranked = rank(members)
+    if len(ranked) < 2:
+        return ranked
+    band_tries = sum(tries(item.memory) for item in ranked)
+    leader = ranked[0]
+    bar = mean_rate(leader.memory)
+    best, best_rate = None, bar
+    for item in ranked[1:]:
+        if item.memory.outcome_score < 0:
+            continue
+        rate = optimistic_rate(item.memory, band_tries, explore)
+        if rate > best_rate + 1e-9:
+            best, best_rate = item, rate
+    if best is None:
+        return ranked
+    best.explain["explore"] = {
+        "optimistic_rate": round(best_rate, 4),
+        "leader": leader.memory.id,
+        "leader_rate": round(bar, 4),
+        "tries": tries(best.memory),
+    }
+    return [best, *(item for item in ranked if item is not best)]
