@@ -188,3 +188,17 @@ def test_optimistic_rate_shrinks_with_tries_and_needs_rivals_tried() -> None:
 def test_explore_is_validated() -> None:
     with pytest.raises(ConfigError, match="outcomes.explore"):
         settings({"outcomes": {"explore": 3}})
+
+
+def test_a_rival_shown_first_but_never_acted_on_stops_being_explored() -> None:
+    def band() -> list[Scored]:
+        return [
+            _scored("established", 0.80, 0.25, successes=6, failures=3, frequency=0.66),
+            _scored("ignored", 0.70, 0.0),  # within reach, below the band
+        ]
+
+    assert rank_in_bands(band(), 0.1, explore=0.2)[0].memory.id == "ignored"
+    shown = {"ignored": 5}  # the agent was shown it first five times and never used it
+    assert rank_in_bands(band(), 0.1, explore=0.2, shown_first=shown)[0].memory.id == (
+        "established"
+    )

@@ -21,6 +21,7 @@ from memory_layer.retrieval.scoring import Scored, blend, clamp, fuse, rank_in_b
 from memory_layer.storage import fts
 from memory_layer.storage.conn import Conn, db_path
 from memory_layer.storage.records import memories_by_rowid
+from memory_layer.storage.usage import times_shown_first
 from memory_layer.text import STEM_WORDS
 
 # typing costs ~3 ms to import and is needed here only by type checkers (annotations
@@ -272,11 +273,14 @@ def recall(
     scored = _score_candidates(
         db, query, terms, keyword, vectors, scope=scope, config=config, now=now, visible=visible
     )
+    explore = float((config.get("outcomes") or {}).get("explore", 0.0))
+    shown = _shown_first(db, scored) if explore > 0 else {}
     ranked = _rank_strong_first(
         scored,
         float(settings["relative_floor"]),
         float(settings["relevance_band"]),
-        float((config.get("outcomes") or {}).get("explore", 0.0)),
+        explore,
+        shown,
     )
     return ranked[:limit]
 
@@ -416,8 +420,20 @@ def _score_candidates(
     return scored
 
 
+def _shown_first(db: Conn, scored: list[Scored]) -> dict[str, int]:
+    """How often the candidates that have a record were shown first (exploration only
+    weighs those against an untried rival; with no record in sight it never runs)."""
+    if not any(s.memory.success_count or s.memory.failure_count for s in scored):
+        return {}
+    return times_shown_first(db, [s.memory.id for s in scored])
+
+
 def _rank_strong_first(
-    scored: list[Scored], relative_floor: float, band: float, explore: float = 0.0
+    scored: list[Scored],
+    relative_floor: float,
+    band: float,
+    explore: float = 0.0,
+    shown: dict[str, int] | None = None,
 ) -> list[Scored]:
     """Ranked in relevance bands (``scoring.rank_in_bands``), memories below
     ``relative_floor`` of the best similarity after the others.
@@ -431,4 +447,4 @@ def _rank_strong_first(
     weak = [s for s in scored if s.scores["similarity"] < floor]
     for item in weak:
         item.explain["below_relative_floor"] = round(floor, 6)
-    return rank_in_bands(strong, band, explore) + rank_in_bands(weak, band, explore)
+    return rank_in_bands(strong, band, explore, shown) + rank_in_bands(weak, band, explore, shown)

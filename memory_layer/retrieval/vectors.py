@@ -66,8 +66,9 @@ class VectorIndex:
         self.active = grow(self.active, (capacity,))
         self.live = grow(self.live, (capacity,))
 
-    def put(self, rowid: int, blob: bytes | None, model: str | None, project: str | None,
-            active: bool) -> None:
+    def put(
+        self, rowid: int, blob: bytes | None, model: str | None, project: str | None, active: bool
+    ) -> None:
         """Insert, replace or mask one row."""
         import numpy as np
 

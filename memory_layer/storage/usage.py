@@ -133,3 +133,16 @@ def usage_history(db: Conn, memory_id: str, limit: int) -> list[UsageRow]:
         [memory_id, limit],
     )
     return [UsageRow(*row) for row in rows]
+
+
+def times_shown_first(db: Conn, memory_ids: Sequence[str]) -> dict[str, int]:
+    """How often each memory was the first of what an agent was shown (rank 1)."""
+    if not memory_ids:
+        return {}
+    marks = ",".join("?" * len(memory_ids))
+    rows = raw(db).execute(
+        "SELECT memory_id, count(*) FROM usage WHERE memory_id IN (" + marks + ") "
+        "AND rank = 1 GROUP BY memory_id",
+        list(memory_ids),
+    )
+    return {memory_id: int(count) for memory_id, count in rows}
