@@ -303,6 +303,7 @@ RANGES: dict[str, tuple[float, float]] = {
     "outcomes.shown_weight": (0.0, 1.0),
     "outcomes.unobserved_weight": (0.0, 1.0),
     "outcomes.proven_min_score": (-1.0, 1.0),
+    "outcomes.explore": (0.0, 1.0),
 }
 
 
