@@ -190,6 +190,7 @@ def rank_in_bands(
     band: float,
     explore: float = 0.0,
     shown_first: Mapping[str, int] | None = None,
+    floor: float = -0.5,
 ) -> list[Scored]:
     """Relevance first, priority second: results whose similarity lies within ``band``
     of the best remaining similarity form a band and are ordered among themselves by
@@ -202,7 +203,8 @@ def rank_in_bands(
     1.0) fifth behind a ×1.4 gotcha at 0.65. ``band`` ≥ 1 is the plain blend order.
     Each result's ``explain`` says which band it is in and where that band starts.
     With ``explore`` > 0, a rarely tried rival may go first (``_explore``);
-    ``shown_first`` counts how often each memory id was already shown first.
+    ``shown_first`` counts how often each memory id was already shown first; a memory
+    at or below ``floor`` (``outcomes.floor``: sinking) is never explored.
     """
     if not band >= 0:  # NaN from a hand-edited config.yaml: one band per similarity
         band = 0.0
@@ -217,7 +219,7 @@ def rank_in_bands(
         pending = [s for s in pending if s.scores["similarity"] < cut]
         if explore > 0:
             reach = [s for s in pending if s.scores["similarity"] >= top - EXPLORE_REACH]
-            chosen = _explore(members, reach, explore, shown_first or {})
+            chosen = _explore(members, reach, explore, shown_first or {}, floor)
             if chosen is not None:
                 pending = [s for s in pending if s is not chosen]
                 members = [chosen, *(s for s in members if s is not chosen)]
@@ -228,7 +230,11 @@ def rank_in_bands(
 
 
 def _explore(
-    members: list[Scored], reach: list[Scored], explore: float, shown: Mapping[str, int]
+    members: list[Scored],
+    reach: list[Scored],
+    explore: float,
+    shown: Mapping[str, int],
+    floor: float,
 ) -> Scored | None:
     """The rarely tried rival to put first in this band, or None: the one whose
     optimistic rate beats the band leader's record the most, among the band and the
@@ -237,9 +243,10 @@ def _explore(
     Only the top memory of a band gets acted on, so without this a better newcomer
     worded like an established fix is never tried. A leader with a strong record (5
     successes of 5: 0.86) is not displaced by an untried memory (0.5 + the bonus); a
-    mediocre one (6 of 9: 0.64) is, until the newcomer's own record decides. A memory
-    whose outcome score is below 0 (failing more than the +0.2/-0.3 rule allows) is
-    never explored, so exploration never presents one known to fail as if it were fine.
+    mediocre one (6 of 9: 0.64) is, until the newcomer's own record decides; one failure
+    in its first tries (1 of 2: 0.5 + bonus) does not rule a newcomer out, three do. A
+    sinking memory is never explored (only probation shows it again, flagged), so
+    exploration never presents one known to fail as if it were fine.
     """
     if not members:
         return None
@@ -248,7 +255,7 @@ def _explore(
     bar = mean_rate(leader.memory)
     best, best_rate = None, bar
     for item in rivals:
-        if item.memory.outcome_score < 0:
+        if item.memory.outcome_score <= floor:
             continue
         rate = optimistic_rate(item.memory, band_tries, explore, shown.get(item.memory.id, 0))
         if rate > best_rate + 1e-9:

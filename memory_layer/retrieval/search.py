@@ -11,7 +11,7 @@ import math
 import re
 import sqlite3
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from memory_layer.errors import InvalidInput
@@ -273,14 +273,17 @@ def recall(
     scored = _score_candidates(
         db, query, terms, keyword, vectors, scope=scope, config=config, now=now, visible=visible
     )
-    explore = float((config.get("outcomes") or {}).get("explore", 0.0))
-    shown = _shown_first(db, scored) if explore > 0 else {}
+    outcomes = config.get("outcomes") or {}
+    explore = float(outcomes.get("explore", 0.0))
     ranked = _rank_strong_first(
         scored,
         float(settings["relative_floor"]),
         float(settings["relevance_band"]),
-        explore,
-        shown,
+        Exploration(
+            explore,
+            _shown_first(db, scored) if explore > 0 else {},
+            float(outcomes.get("floor", -0.5)),
+        ),
     )
     return ranked[:limit]
 
@@ -428,12 +431,20 @@ def _shown_first(db: Conn, scored: list[Scored]) -> dict[str, int]:
     return times_shown_first(db, [s.memory.id for s in scored])
 
 
+@dataclass(frozen=True)
+class Exploration:
+    """What exploration among rivals needs (``scoring.rank_in_bands``)."""
+
+    weight: float = 0.0
+    shown_first: dict[str, int] = field(default_factory=dict)
+    floor: float = -0.5
+
+
 def _rank_strong_first(
     scored: list[Scored],
     relative_floor: float,
     band: float,
-    explore: float = 0.0,
-    shown: dict[str, int] | None = None,
+    explore: Exploration | None = None,
 ) -> list[Scored]:
     """Ranked in relevance bands (``scoring.rank_in_bands``), memories below
     ``relative_floor`` of the best similarity after the others.
@@ -447,4 +458,8 @@ def _rank_strong_first(
     weak = [s for s in scored if s.scores["similarity"] < floor]
     for item in weak:
         item.explain["below_relative_floor"] = round(floor, 6)
-    return rank_in_bands(strong, band, explore, shown) + rank_in_bands(weak, band, explore, shown)
+    how = explore or Exploration()
+    return [
+        *rank_in_bands(strong, band, how.weight, how.shown_first, how.floor),
+        *rank_in_bands(weak, band, how.weight, how.shown_first, how.floor),
+    ]
