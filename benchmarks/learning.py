@@ -584,7 +584,7 @@ def run(args: Any, noise: float, seed: int, variant: str) -> dict[str, Any]:
     project = str(workdir.resolve())  # not a git repo: the directory is the project
     cfg = load_config()
     db = open_db()
-    topics = build_topics(args.memories, args.scenario)
+    topics = build_topics(args.memories, args.scenario)[: args.topics]
     for topic in topics:
         for arm in topic.arms:
             if arm.role != "newcomer":
@@ -664,6 +664,9 @@ def main() -> None:
     parser.add_argument("--scenario", choices=("rivals", "newcomer"), default="rivals")
     parser.add_argument("--rounds", type=int, default=30)
     parser.add_argument("--newcomer-round", type=int, default=10)
+    parser.add_argument(
+        "--topics", type=int, default=20, help="Use only the first N topics (a shorter run)."
+    )
     parser.add_argument("--seeds", default="7", help="Comma-separated seeds.")
     parser.add_argument("--noise", default="0.1", help="Comma-separated outcome noise levels.")
     parser.add_argument(
@@ -749,7 +752,7 @@ def write_results(runs: list[dict[str, Any]], args: argparse.Namespace) -> None:
     lines = [
         title,
         "",
-        f"`{command}` — {len(runs)} run(s), {args.rounds} rounds × 20 topics, "
+        f"`{command}` — {len(runs)} run(s), {args.rounds} rounds × {args.topics} topics, "
         f"{calls} hook calls at {per_call:.1f} ms each, {seconds:.0f} s. Machine: {_machine()}.",
         "Threshold: P@1 ≥ 0.7 of the newcomer from its round on (newcomer), ≥ 0.9 (rivals).",
         "",
