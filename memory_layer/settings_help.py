@@ -98,12 +98,23 @@ LINES: dict[str, str] = {
     "outcomes.failure_delta": "Added (negative) to a credited memory's outcome score when its task fails.",
     "outcomes.floor": "At or below this outcome score a memory is withheld from injection (sinking).",
     "outcomes.shown_weight": "Credit weight of a memory that was shown but not acted on.",
-    "outcomes.unobserved_weight": "Credit weight when the session left no events to judge by.",
+    "outcomes.unobserved_weight": (
+        "Credit weight when the session that was shown the memory closed the task and left "
+        "no events to judge by."
+    ),
     "outcomes.proven_min_successes": "Successes a memory needs to count as proven.",
     "outcomes.proven_min_score": "Outcome score a memory needs to count as proven.",
     "outcomes.lead_seconds": "Seconds before a task opened that still count as its opening turn.",
     "outcomes.fallback_window_hours": "Hours of work assumed before a Beads close whose start is unknown.",
     "outcomes.tasks_dir": "Where Claude Code keeps its task lists.",
+    "outcomes.explore": (
+        "How strongly a rarely tried memory is tried before a rival of comparable relevance "
+        "with a mediocre record (0 = never)."
+    ),
+    "outcomes.probation": (
+        "Show a sinking memory again, flagged, when nothing that is not sinking answers as "
+        "well (unless a person marked it failed)."
+    ),
     "trust.trusted_sources": "Sources (comma-separated) whose writes are active at once.",
     "trust.hook_writes": "Memories captured by the hooks: active at once, or pending review.",
     "trust.external_writes": (
