@@ -207,3 +207,27 @@ def test_a_rival_shown_first_but_never_acted_on_stops_being_explored() -> None:
     assert rank_in_bands(band(), 0.1, explore=0.2, shown_first=shown)[0].memory.id == (
         "established"
     )
+
+
+def test_recall_explain_says_when_a_rival_was_tried_first(
+    db: sqlite3.Connection, cfg: dict[str, Any], rivals: tuple[Memory, Memory]
+) -> None:
+    from click.testing import CliRunner
+
+    from memory_layer.cli import cli
+
+    good, bad = rivals
+    update_memory(
+        db,
+        bad.id,
+        {"outcome_score": 0.3, "success_count": 6, "failure_count": 3, "use_count": 6},
+        actor="test",
+        action="outcome",
+    )
+    top = _agent_top(db, cfg)[0]
+    assert top.memory.id == good.id and top.explain["explore"]["leader"] == bad.id
+    out = CliRunner().invoke(
+        cli, ["recall", QUESTION, "-p", PROJECT_DIR, "--explain", "--keyword-only"]
+    )
+    assert out.exit_code == 0, out.output
+    assert "tried first (outcomes.explore)" in out.output

@@ -51,6 +51,13 @@ def _explain_lines(record: dict[str, Any]) -> list[str]:
         f"   = ({weighted}) = {e['base']:.3f} × boost {s['boost']:.2f} "
         f"[{e['boost_reason']}] = {record['score']:.3f}",
     ]
+    explored = e.get("explore")
+    if explored:
+        lines.append(
+            f"   tried first (outcomes.explore): optimistic success rate "
+            f"{explored['optimistic_rate']:.2f} beats the band leader's record "
+            f"{explored['leader_rate']:.2f}; tried {explored['tries']} time(s)"
+        )
     return [*lines, ordered] if ordered else lines
 
 
