@@ -66,9 +66,14 @@ from memory_layer.transfer import import_records, read_lines  # noqa: E402
 DATA = ROOT / "benchmarks" / "data" / "instructions"
 MEMORIES = DATA / "memories.jsonl"
 QUERIES = DATA / "queries.jsonl"
+# 160 more unanswerable questions about the same repositories, and 40 prompts with
+# nothing to find (benchmarks/answerable_train.py trains the verifier on all of them).
+DISTRACTORS = DATA / "distractors.jsonl"
+NONSENSE = DATA / "nonsense.jsonl"
 LIMIT = 8  # `memory-layer recall` returns 8 by default; hit@8 is measured at that cut-off
 ANSWERABLE = ("question", "paraphrase", "identifier")
-KINDS = (*ANSWERABLE, "unanswerable")
+KINDS = (*ANSWERABLE, "unanswerable", "nonsense")
+NO_ANSWER = ("unanswerable", "nonsense")
 MODES = ("hybrid", "keyword")
 FLOOR = "fts5"
 UNNAMED = "without_project_name"  # the query with its project's name taken out
@@ -86,7 +91,7 @@ def check_dataset(memories: list[dict[str, Any]], queries: list[dict[str, Any]])
     project = {m["id"]: m["project"] for m in memories}
     for q in queries:
         target = q["target"]
-        if (q["kind"] == "unanswerable") != (target is None):
+        if (q["kind"] in NO_ANSWER) != (target is None):
             sys.exit(f"{q['id']}: kind {q['kind']} with target {target!r}")
         if target is not None and project.get(target) != q["project"]:
             sys.exit(f"{q['id']}: target {target} is not a memory of {q['project']}")
@@ -171,6 +176,16 @@ def hook_ids(
     return [memory.id for memory, _score in plan.chosen]
 
 
+def mcp_ids(server: Any, query: str, project: str) -> list[str]:
+    """What the MCP `search` tool returns to an agent (its own function, in-process)."""
+    from memory_layer import mcp_server
+
+    found = mcp_server.search(
+        server, query, project=project, scene=None, category=None, limit=LIMIT, source="mcp:bench"
+    )
+    return [item["id"] for item in found["results"]]
+
+
 def run_queries(
     conn: sqlite3.Connection,
     floor: sqlite3.Connection,
@@ -183,16 +198,21 @@ def run_queries(
     """One row per query: the ranked ids of each mode and what the hook would inject.
     With ``unnamed``, questions that name their project ("... in Airflow?") are asked
     without the name, as a prompt typed inside that repository usually is."""
+    from memory_layer.mcp_server import Server
+
+    server = Server(project=None, scene=None, client="bench")
     rows = []
     for q in queries:
         text = q.get(UNNAMED, q["query"]) if unnamed else q["query"]
         row = {key: q[key] for key in ("id", "kind", "project", "target")} | {"query": text}
+        row["set"] = q.get("set", "queries")
         for mode in MODES:
             model = embedder if mode == "hybrid" else None
             row[mode] = {
                 "ranked": recall_ids(conn, config, model, text, q["project"]),
                 "hook": hook_ids(conn, config, model, text, q["project"]),
             }
+        row["hybrid"]["mcp"] = mcp_ids(server, text, q["project"])
         row[FLOOR] = {"ranked": floor_search(floor, text, q["project"])}
         rows.append(row)
     return rows
@@ -204,6 +224,8 @@ def summarise(rows: Iterable[dict[str, Any]]) -> dict[tuple[str, str], Counter[s
     stats: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
     for row in rows:
         kinds = [row["kind"]] + (["answerable"] if row["target"] else [])
+        if row["kind"] == "unanswerable":
+            kinds.append(f"unanswerable/{row['set']}")
         for mode in (*MODES, FLOOR):
             ranked = row[mode]["ranked"]
             hook = row[mode].get("hook")
@@ -213,6 +235,8 @@ def summarise(rows: Iterable[dict[str, Any]]) -> dict[tuple[str, str], Counter[s
                 s["hit1"] += int(bool(ranked) and ranked[0] == row["target"])
                 s["hit8"] += int(row["target"] in ranked)
                 s["any"] += int(bool(ranked))
+                if "mcp" in row[mode]:
+                    s["mcp_any"] += int(bool(row[mode]["mcp"]))
                 if hook is not None:
                     s["hooked"] += int(bool(hook))
                     s["hook_hit"] += int(row["target"] in hook)
@@ -240,14 +264,25 @@ def hit_table(stats: dict[tuple[str, str], Counter[str]]) -> str:
     return markdown(head, rows)
 
 
+FALSE_SETS = (
+    ("unanswerable/queries", "unanswerable, written with the queries"),
+    ("unanswerable/distractors", "unanswerable, distractors.jsonl"),
+    ("unanswerable", "unanswerable, all"),
+    ("nonsense", "nonsense and chatter"),
+)
+
+
 def false_answer_table(stats: dict[tuple[str, str], Counter[str]]) -> str:
-    head = ["mode", "unanswerable n", "any result from recall", "hook would inject something"]
+    head = ["mode", "set", "n", "recall returns something", "MCP search returns something",
+            "hook would inject something"]
     rows = []
     for mode in (*MODES, FLOOR):
-        s = stats[(mode, "unanswerable")]
-        hooked = share(s, "hooked") if mode in MODES else "n/a (no hook)"
-        rows.append([LABELS[mode], str(s["n"]), share(s, "any"), hooked])
-    return markdown(head, rows)
+        for key, label in FALSE_SETS:
+            s = stats[(mode, key)]
+            hooked = share(s, "hooked") if mode in MODES else "n/a (no hook)"
+            mcp = share(s, "mcp_any") if mode == "hybrid" else "n/a"
+            rows.append([LABELS[mode], label, str(s["n"]), share(s, "any"), mcp, hooked])
+    return markdown(head, rows, text_cols=2)
 
 
 def hook_table(stats: dict[tuple[str, str], Counter[str]]) -> str:
@@ -319,7 +354,10 @@ def main() -> None:
     embedder = get_embedder(config)
     if embedder is None:
         sys.exit("The embedding model did not load; run `memory-layer doctor`.")
-    memories, queries = load_jsonl(MEMORIES), load_jsonl(QUERIES)
+    memories = load_jsonl(MEMORIES)
+    queries = load_jsonl(QUERIES) + [
+        q | {"set": path.stem} for path in (DISTRACTORS, NONSENSE) for q in load_jsonl(path)
+    ]
     check_dataset(memories, queries)
     conn = load_store(config, embedder)
     loaded = time.monotonic() - started
@@ -356,7 +394,8 @@ def report(
     )
     print(f"Store loaded in {loaded:.1f}s; whole run {elapsed:.1f}s\n")
     print(hit_table(stats))
-    print("\nUnanswerable questions (false answers):\n")
+    print("\nNo answer in the store (false answers; the verifier was trained on these sets,"
+          " held-out figures: benchmarks/answerable_train.py):\n")
     print(false_answer_table(stats))
     print("\nThe prompt hook on answerable questions:\n")
     print(hook_table(stats))

@@ -69,6 +69,10 @@ DEFAULTS: dict[str, Any] = {
         # of the query's embedding (they still count for keywords); 1 keeps every word.
         "vector_common_share": 0.2,
         "default_limit": 8,
+        # "Nothing matches": recall returns nothing when the verifier gives the store less
+        # than this probability of answering the query (retrieval/answerable.py, measured
+        # in benchmarks/RESULTS.md). 0 always answers.
+        "min_answer": 0.1,
     },
     "embedding": {
         "enabled": True,
@@ -91,6 +95,9 @@ DEFAULTS: dict[str, Any] = {
         "min_keyword": 0.25,  # keyword-only: BM25 relative to the best hit x term coverage
         "min_terms": 2,  # keyword-only: distinct prompt words found in the memory
         "min_score": 0.3,  # and the blended score
+        # The verifier's probability that the store answers the prompt at all, stricter
+        # than retrieval.min_answer: the hook speaks unasked (retrieval/answerable.py).
+        "min_answer": 0.6,
         "max_prompt_chars": 2000,  # the prompt's head is the query; the rest adds noise
         # SessionStart block: memories worth knowing without a query.
         "session_start_tokens": 1200,  # budget, estimated at 4 characters per token

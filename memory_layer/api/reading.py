@@ -178,8 +178,11 @@ def recall(
     now: datetime | None = None,
     include_sinking: bool = False,
     also: Callable[[Memory], bool] | None = None,
+    min_answer: float | None = None,
 ) -> list[Scored]:
-    """Rank memories for ``query`` (a string or a parsed query), best first.
+    """Rank memories for ``query`` (a string or a parsed query), best first; nothing
+    when the store holds no answer (``min_answer``, default ``retrieval.min_answer``:
+    retrieval/answerable.py).
 
     ``audience=agent`` searches only what an agent may receive (``agent_withheld_reason``);
     ``person`` shows every record in ``scope`` with its standing, except sinking ones
@@ -215,6 +218,7 @@ def recall(
         embedder=embedder,
         now=now,
         visible=visible,
+        min_answer=min_answer,
     )
     if audience == AGENT:
         results = probation_filter(db, results, config)[:limit]

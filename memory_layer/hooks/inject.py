@@ -304,6 +304,8 @@ def plan_prompt(
         embedder=embedder,
         now=now,
         also=gate.rankable,
+        # Unasked, the hook needs more confidence that anything answers than recall.
+        min_answer=float(config["hooks"]["min_answer"]),
     )
     # Silent when nothing fits: only results with evidence that they answer the prompt.
     chosen = [

@@ -16,6 +16,7 @@ from datetime import datetime
 
 from memory_layer.errors import InvalidInput
 from memory_layer.models import Memory, check_category, utcnow
+from memory_layer.retrieval.answerable import Evidence, gather
 from memory_layer.retrieval.query import Query, QueryTerm, as_query, within_project
 from memory_layer.retrieval.scoring import Scored, blend, clamp, fuse, rank_in_bands
 from memory_layer.storage import fts
@@ -29,6 +30,8 @@ from memory_layer.text import STEM_WORDS
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
+
+    from memory_layer.retrieval.vectors import ScopeCosines
 
 # Cosine values of MiniLM for unrelated texts sit around 0.0–0.15 and for a good
 # paraphrase around 0.5–0.8; rescale so "unrelated" maps near 0 and "same meaning" near 1.
@@ -255,12 +258,42 @@ def recall(
     embedder: Any = None,
     now: datetime | None = None,
     visible: Callable[[Memory], bool] | None = None,
+    min_answer: float | None = None,
 ) -> list[Scored]:
     """Rank memories in ``scope`` for ``query``. ``embedder=None`` means keyword-only.
 
     A string is parsed here (retrieval/query.parse_query); a caller that needs the
     parsed query too (the hook's relevance floor) parses it once and passes the Query.
+    Nothing is returned when the verifier (retrieval/answerable.py) gives the store
+    less than ``min_answer`` (default ``retrieval.min_answer``) probability of
+    answering; each result's explain carries that probability as ``answer``.
     """
+    threshold = float(config["retrieval"]["min_answer"] if min_answer is None else min_answer)
+    ranked, evidence = rank_with_evidence(
+        db, query, scope=scope, config=config, limit=limit, embedder=embedder, now=now,
+        visible=visible,
+    )
+    # Nothing matches: the verifier's decision on the evidence, never the blended score.
+    answer = evidence.probability()
+    if answer < threshold:
+        return []
+    for item in ranked[:limit]:
+        item.explain["answer"] = round(answer, 4)
+    return ranked[:limit]
+
+
+def rank_with_evidence(
+    db: Conn,
+    query: str | Query,
+    *,
+    scope: Scope,
+    config: dict[str, Any],
+    limit: int = 8,
+    embedder: Any = None,
+    now: datetime | None = None,
+    visible: Callable[[Memory], bool] | None = None,
+) -> tuple[list[Scored], Evidence]:
+    """Every candidate ranked, and the evidence the verifier judges (answerable.py)."""
     query = within_project(as_query(query), scope.single_project())
     _check_request(query, limit, scope)
     now = now or utcnow()
@@ -285,7 +318,8 @@ def recall(
             float(outcomes.get("floor", -0.5)),
         ),
     )
-    return ranked[:limit]
+    spread = vectors.scope if vectors is not None else None
+    return ranked, gather(ranked, terms, spread, fts.collection_size(db))
 
 
 def _check_request(query: Query, limit: int, scope: Scope) -> None:
@@ -315,6 +349,7 @@ class VectorEvidence:
     cosines: dict[int, float]  # rowid -> cosine with the embedded query
     model_id: str  # the embedder's: a memory's vector counts only if it is this model's
     left_out: list[str]  # words left out of the embedded query (vector_query)
+    scope: ScopeCosines  # the query's cosines over every memory searched
 
 
 def _vector_evidence(
@@ -337,12 +372,13 @@ def _vector_evidence(
     )
     qvec = embedder.embed([embedded])[0]
     projects = list(scope.projects) if scope.projects is not None else None
-    cosines = dict(
-        index.search(qvec, projects=projects, limit=pool, active_only=scope.statuses == ("active",))
+    hits, spread = index.search_scope(
+        qvec, projects=projects, limit=pool, active_only=scope.statuses == ("active",)
     )
+    cosines = dict(hits)
     missing = [r for r in keyword if r not in cosines]
     cosines.update(index.cosine(qvec, missing))
-    return VectorEvidence(cosines, embedder.model_id, dropped)
+    return VectorEvidence(cosines, embedder.model_id, dropped, spread)
 
 
 def _score_candidates(

@@ -13,6 +13,7 @@ threshold that reads them was measured on.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from memory_layer.storage import embeddings
@@ -23,6 +24,19 @@ if TYPE_CHECKING:
 
 # Rows changed since the last refresh beyond which a full reload is cheaper.
 _INCREMENTAL_LIMIT = 5000
+
+
+@dataclass(frozen=True)
+class ScopeCosines:
+    """Mean and standard deviation of one query's cosine over the ``count`` memories
+    searched, on MiniLM's scale (the calibrated one every threshold is measured on)."""
+
+    mean: float
+    std: float
+    count: int
+
+
+NO_COSINES = ScopeCosines(0.0, 0.0, 0)
 
 
 class VectorIndex:
@@ -113,13 +127,26 @@ class VectorIndex:
         active_only: bool = True,
     ) -> list[tuple[int, float]]:
         """Top ``limit`` (rowid, cosine) within the given projects (None = all)."""
+        return self.search_scope(query, projects=projects, limit=limit, active_only=active_only)[0]
+
+    def search_scope(
+        self,
+        query: np.ndarray,
+        *,
+        projects: list[str | None] | None,
+        limit: int,
+        active_only: bool = True,
+    ) -> tuple[list[tuple[int, float]], ScopeCosines]:
+        """``search``, plus the distribution of the query's cosine over every memory
+        searched: how far the best one stands out is evidence that it is about the
+        query (retrieval/answerable.py), which a raw cosine alone is not."""
         import numpy as np
 
         if self.size == 0:
-            return []
+            return [], NO_COSINES
         candidates = np.flatnonzero(self._mask(projects, active_only))
         if len(candidates) == 0:
-            return []
+            return [], NO_COSINES
         scores = self.matrix[candidates] @ query.astype(np.float32)
         k = min(limit, len(candidates))
         top = np.argpartition(-scores, k - 1)[:k]
@@ -127,10 +154,17 @@ class VectorIndex:
         from memory_layer.embedders import calibrate
 
         values = calibrate(self.model_id, scores[top])
-        return [
+        # The spread on the raw scale, mapped through the calibration's slope at the
+        # mean: calibrating all 100k cosines would cost more than the product itself.
+        mean = float(scores.mean())
+        spread = float(scores.std())
+        low, high = calibrate(self.model_id, np.array([mean, mean + spread], dtype=np.float32))
+        stats = ScopeCosines(float(low), float(high - low), len(candidates))
+        hits = [
             (int(self.rowids[candidates[i]]), float(value))
             for i, value in zip(top, values, strict=True)
         ]
+        return hits, stats
 
     def cosine(self, query: np.ndarray, rowids: list[int]) -> dict[int, float]:
         import numpy as np
