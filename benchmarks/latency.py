@@ -2,6 +2,7 @@
 import throughput, database size and RSS, at 1k, 10k and 100k memories.
 
 Usage:  .venv/bin/python benchmarks/latency.py [--sizes 1000,10000,100000] [--rebuild]
+        [--in-process-only]
 
 Synthetic but varied coding memories (templates x tools x errors x paths). Embeddings
 are real MiniLM vectors for up to 10k distinct texts; beyond 10k, rows reuse those
@@ -226,6 +227,11 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", default="1000,10000,100000")
     parser.add_argument("--rebuild", action="store_true")
+    parser.add_argument(
+        "--in-process-only",
+        action="store_true",
+        help="only the in-process recall/remember columns (for an A/B of a ranking change)",
+    )
     args = parser.parse_args()
     BENCH.mkdir(parents=True, exist_ok=True)
     os.environ["MEMORY_LAYER_HOME"] = str(BENCH / "model-home")
@@ -243,6 +249,12 @@ def main() -> None:
         home = build(size, embedder, args.rebuild)
         print(f"n={size}: built/loaded in {time.time() - started:.1f}s", flush=True)
         result = in_process(home, embedder, cfg)
+        if args.in_process_only:
+            print(f"| {size:,} | recall hybrid p50/p95 {result['recall_p50']:.1f} / "
+                  f"{result['recall_p95']:.1f} ms | keyword-only {result['recall_kw_p50']:.1f} / "
+                  f"{result['recall_kw_p95']:.1f} ms | remember {result['remember_p50']:.1f} / "
+                  f"{result['remember_p95']:.1f} ms | load {os.getloadavg()[0]:.1f} |", flush=True)
+            continue
         result["cli_recall_kw"] = fresh_process(
             home, ["recall", "pytest ECONNREFUSED staging", "--keyword-only", "--all-projects"])
         result["cli_recall_hybrid"] = fresh_process(
@@ -256,6 +268,8 @@ def main() -> None:
         result["size"] = size
         rows.append(result)
         print(json.dumps(result, indent=1, default=lambda v: round(v, 1)), flush=True)
+    if args.in_process_only:
+        return
     print("\n| memories | recall p50/p95 (hybrid, in-process) | keyword-only p50/p95 | "
           "remember p50/p95 | CLI recall keyword-only p50/p95 | CLI recall hybrid p50/p95 | "
           "CLI remember p50/p95 | import kw/s | import+embed/s | DB MB | peak RSS MB |")

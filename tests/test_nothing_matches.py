@@ -148,15 +148,8 @@ def test_evidence_features_move_the_probability_the_right_way() -> None:
 
 
 def test_unknown_share_weights_terms_by_idf() -> None:
-    from memory_layer.retrieval.search import Term
-
-    def term(text: str, idf: float, share: float) -> Term:
-        import re
-
-        return Term(text, re.compile(text), idf, share, text, text)
-
     assert unknown_share([]) == 1.0
-    assert unknown_share([term("ruff", 1.0, 0.1), term("zzz", 3.0, 0.0)]) == pytest.approx(0.75)
+    assert unknown_share([(1.0, 0.1), (3.0, 0.0)]) == pytest.approx(0.75)
 
 
 def test_config_has_both_operating_points() -> None:

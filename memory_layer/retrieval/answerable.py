@@ -30,7 +30,6 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from memory_layer.retrieval.scoring import Scored
-    from memory_layer.retrieval.search import Term
     from memory_layer.retrieval.vectors import ScopeCosines
 
 # Where the training's operating points land on the shared scale: the defaults of
@@ -124,21 +123,23 @@ def _shared_scale(p: float, anchors: Sequence[tuple[float, float]]) -> float:
     return float(anchors[-1][1])
 
 
-def unknown_share(terms: Sequence[Term]) -> float:
-    """IDF-weighted share of the query's terms absent from every stored memory."""
-    total = sum(t.idf for t in terms)
+def unknown_share(terms: Sequence[tuple[float, float]]) -> float:
+    """IDF-weighted share of the query's terms, given as (idf, share of memories
+    holding it), that no stored memory contains."""
+    total = sum(idf for idf, _ in terms)
     if total <= 0:
         return 1.0
-    return sum(t.idf for t in terms if t.share <= 0) / total
+    return sum(idf for idf, share in terms if share <= 0) / total
 
 
 def gather(
     ranked: Sequence[Scored],
-    terms: Sequence[Term],
+    terms: Sequence[tuple[float, float]],
     scope: ScopeCosines | None,
     store_size: int,
 ) -> Evidence:
-    """The evidence of a ranked candidate list (every candidate, before the limit)."""
+    """The evidence of a ranked candidate list (every candidate, before the limit);
+    ``terms`` are the query's (idf, share) pairs (search.Term)."""
     cosines = sorted(
         (float(c) for item in ranked if (c := item.explain.get("cosine")) is not None),
         reverse=True,

@@ -319,7 +319,8 @@ def rank_with_evidence(
         ),
     )
     spread = vectors.scope if vectors is not None else None
-    return ranked, gather(ranked, terms, spread, fts.collection_size(db))
+    weights = [(t.idf, t.share) for t in terms]
+    return ranked, gather(ranked, weights, spread, fts.collection_size(db))
 
 
 def _check_request(query: Query, limit: int, scope: Scope) -> None:
