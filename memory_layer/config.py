@@ -296,9 +296,11 @@ RANGES: dict[str, tuple[float, float]] = {
     "retrieval.relative_floor": (0.0, 1.0),
     "retrieval.relevance_band": (0.0, 1.0),
     "retrieval.vector_common_share": (0.0, 1.0),
+    "retrieval.min_answer": (0.0, 1.0),
     "hooks.min_cosine": (0.0, 1.0),
     "hooks.min_keyword": (0.0, 1.0),
     "hooks.min_score": (0.0, 1.0),
+    "hooks.min_answer": (0.0, 1.0),
     "hooks.min_capture_confidence": (0.0, 1.0),
     "hooks.session_start_min_confidence": (0.0, 1.0),
     "hooks.session_start_min_quality": (0.0, 3.0),  # quality x category weight (<= 3)
