@@ -68,6 +68,8 @@ def test_cli_recall_says_no_matching_memories(user_home: Path, tmp_path: Path, c
     found = json.loads(cli("recall", QUESTION, "--project", PROJECT, "--json").stdout)
     assert found and ANSWER in found[0]["text"]
     assert 0.0 < found[0]["explain"]["answer"] <= 1.0
+    explained = cli("recall", QUESTION, "--project", PROJECT, "--explain").stdout
+    assert "Store answers the query: " in explained and ANSWER in explained
 
 
 def test_mcp_search_returns_no_results(user_home: Path, tmp_path: Path) -> None:

@@ -83,6 +83,12 @@ def recall_lines(
             f"keywords still use them): {', '.join(left_out)}"
         )
     weaker = False
+    answer = records[0]["explain"].get("answer") if records else None
+    if explain and answer is not None:
+        lines.append(
+            f"Store answers the query: {answer:.3f} (the verifier on the evidence; "
+            "below retrieval.min_answer recall says nothing matches)"
+        )
     for rank, record in enumerate(records, 1):
         floor = record["explain"].get("below_relative_floor")
         if floor is not None and not weaker:
