@@ -44,7 +44,7 @@ def cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     return subprocess.run(
         [sys.executable, "-m", "memory_layer", *args],
-        capture_output=True, text=True, env=env, cwd=cwd, timeout=120,
+        capture_output=True, text=True, env=env, cwd=cwd, timeout=900,
     )
 
 
@@ -146,7 +146,11 @@ def test_evidence_features_move_the_probability_the_right_way() -> None:
     assert Evidence(**{**base, "cosine": 0.8}).probability() == 1.0
     tiny = {**base, "store_size": 5, "coverage": 0.0, "top_coverage": 0.0}
     assert Evidence(**tiny).probability() == 1.0  # cosine 0.45 >= SOME_COSINE
-    assert Evidence(**{**tiny, "cosine": 0.2}).probability() == 0.0
+    assert Evidence(**{**tiny, "cosine": 0.05}).probability() == 0.0
+    # Chinese (no training data): plain evidence, whatever the store's size.
+    chinese = {**base, "coverage": 0.0, "top_coverage": 0.0, "learned": False}
+    assert Evidence(**{**chinese, "cosine": 0.25}).probability() == 1.0
+    assert Evidence(**{**chinese, "cosine": 0.05}).probability() == 0.0
 
 
 def test_unknown_share_weights_terms_by_idf() -> None:

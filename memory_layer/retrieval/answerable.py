@@ -48,11 +48,15 @@ Z_MIN_STD = 0.02
 # of the 208 in training reaches either, 23% of plain questions and every identifier do.
 FULL_COVERAGE = 0.99
 SAME_MEANING_COSINE = 0.75
-# Below this many memories in the store, IDF (and so coverage and the unknown share) is
-# degenerate: one absent word outweighs the rest. There a result needs only some
-# evidence: a query term in it, or a cosine of at least SOME_COSINE.
+# Where the model knows nothing, a result needs only some evidence: a query term in it,
+# or a cosine of at least SOME_COSINE (search.COSINE_FLOOR, where vector evidence starts
+# counting: unrelated memories average 0.07 on the calibrated scale, and correct Chinese
+# <-> English top answers with use-multilingual reached 0.20-0.26). That is so in a store of under SMALL_STORE memories,
+# where IDF (so coverage and the unknown share) is degenerate and one absent word
+# outweighs the rest, and across languages: the model was trained on English text only,
+# and a Chinese question about an English memory has no keyword evidence at all.
 SMALL_STORE = 20
-SOME_COSINE = 0.4
+SOME_COSINE = 0.15
 FEATURES = (
     "cosine",  # best cosine to the query among the candidates (calibrated scale)
     "cosine_z",  # the same, in standard deviations above the scope's mean cosine
@@ -80,6 +84,8 @@ class Evidence:
     unknown: float
     agree: float
     terms: float
+    # False when the query or its best results are in a CJK script (no training data).
+    learned: bool = True
 
     def features(self) -> list[float]:
         return [float(getattr(self, name)) for name in FEATURES]
@@ -92,7 +98,7 @@ class Evidence:
         """The verifier's probability that the store answers the query (shared scale)."""
         if self.certain():
             return 1.0
-        if self.store_size < SMALL_STORE:
+        if self.store_size < SMALL_STORE or not self.learned:
             return 1.0 if self.coverage > 0 or self.cosine >= SOME_COSINE else 0.0
         return probability(self.features(), hybrid=self.hybrid)
 
@@ -137,6 +143,7 @@ def gather(
     terms: Sequence[tuple[float, float]],
     scope: ScopeCosines | None,
     store_size: int,
+    learned: bool = True,
 ) -> Evidence:
     """The evidence of a ranked candidate list (every candidate, before the limit);
     ``terms`` are the query's (idf, share) pairs (search.Term)."""
@@ -164,6 +171,7 @@ def gather(
         unknown=unknown_share(terms),
         agree=_agree(ranked),
         terms=math.log1p(len(terms)),
+        learned=learned,
     )
 
 

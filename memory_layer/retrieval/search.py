@@ -22,6 +22,7 @@ from memory_layer.retrieval.scoring import Scored, blend, clamp, fuse, rank_in_b
 from memory_layer.storage import fts
 from memory_layer.storage.conn import Conn, db_path
 from memory_layer.storage.records import memories_by_rowid
+from memory_layer.storage.textindex import has_cjk
 from memory_layer.storage.usage import times_shown_first
 from memory_layer.text import STEM_WORDS
 
@@ -37,6 +38,11 @@ if TYPE_CHECKING:
 # paraphrase around 0.5–0.8; rescale so "unrelated" maps near 0 and "same meaning" near 1.
 COSINE_FLOOR = 0.15
 COSINE_CEIL = 0.75
+
+
+# How many of the best results are looked at for a language the verifier was not
+# trained on (answerable.py).
+LANGUAGE_CHECK = 3
 
 
 @dataclass(frozen=True)
@@ -320,7 +326,12 @@ def rank_with_evidence(
     )
     spread = vectors.scope if vectors is not None else None
     weights = [(t.idf, t.share) for t in terms]
-    return ranked, gather(ranked, weights, spread, fts.collection_size(db))
+    # The verifier was trained on English: a CJK query, or CJK memories at the top
+    # (an English question about Chinese notes), is judged on plain evidence instead.
+    learned = not has_cjk(query.text) and not any(
+        has_cjk(item.memory.text) for item in ranked[:LANGUAGE_CHECK]
+    )
+    return ranked, gather(ranked, weights, spread, fts.collection_size(db), learned)
 
 
 def _check_request(query: Query, limit: int, scope: Scope) -> None:

@@ -40,6 +40,11 @@ def _cjk(kind: str) -> re.Pattern[str]:
     )
 
 
+def has_cjk(text: str) -> bool:
+    """Whether ``text`` holds a Han, kana or Hangul character."""
+    return not text.isascii() and _cjk("char").search(text) is not None
+
+
 def _is_cjk_run(term: str) -> bool:
     return not term.isascii() and _cjk("run").fullmatch(term) is not None
 
