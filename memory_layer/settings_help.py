@@ -56,6 +56,14 @@ LINES: dict[str, str] = {
     "hooks.min_keyword": "Keyword-only: the least keyword evidence a memory needs to be injected.",
     "hooks.min_terms": "Keyword-only: distinct prompt words a memory must contain to be injected.",
     "hooks.min_score": "The least blended score a memory needs to be injected into a prompt.",
+    "hooks.min_answer": (
+        "How sure the nothing-matches verifier must be that the store answers a prompt before "
+        "the hook injects anything (stricter than retrieval.min_answer)."
+    ),
+    "retrieval.min_answer": (
+        "Below this value of the nothing-matches verifier (read on the evidence, not the "
+        "score), recall and MCP search return nothing; 0 always answers."
+    ),
     "hooks.max_prompt_chars": "Only the prompt's first this-many characters are the query.",
     "hooks.session_start_tokens": "Token budget of the session-start block (4 characters a token).",
     "hooks.session_start_limit": "At most this many memories in the session-start block.",
