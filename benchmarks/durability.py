@@ -49,6 +49,7 @@ BASH_RESPONSE = json.loads(
 )["template"]
 TRANSCRIPT_MB = 7.5
 SECTION = "## Durability and faults"
+LOAD: list[float] = []
 # hooks/hooks.json gives UserPromptSubmit 15 s; the engine's own answer is due in 150 ms.
 PROMPT_TIMEOUT_S = json.loads((ROOT / "hooks" / "hooks.json").read_text())["hooks"][
     "UserPromptSubmit"
@@ -98,6 +99,45 @@ def long_transcript(path: Path, session_id: str, cwd: Path) -> None:
             f.write(block)
 
 
+def burst(bench: Bench, session: str, events: int) -> None:
+    """PostToolUse hooks spawned all at once, as Claude Code runs async hooks (hooks.json
+    marks them ``async``) while the agent goes on: each through /bin/sh, its own stdin."""
+    from hooks_latency import HOOKS
+
+    command = HOOKS["PostToolUse"].replace("${CLAUDE_PLUGIN_ROOT}", str(ROOT))
+    procs = []
+    for i in range(events):
+        payload = {
+            "session_id": session,
+            "transcript_path": str(bench.project / "t.jsonl"),
+            "cwd": str(bench.project),
+            "permission_mode": "default",
+            "hook_event_name": "PostToolUse",
+            "tool_name": "Bash",
+            "tool_input": {"command": f"echo probe-{i}"},
+            "tool_response": {**BASH_RESPONSE, "stdout": f"probe-{i}"},
+            "tool_use_id": f"toolu_{i:04d}",
+        }
+        proc = subprocess.Popen(
+            ["/bin/sh", "-c", command], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, cwd=bench.project, env=bench.env,
+        )
+        procs.append((proc, json.dumps(payload).encode()))
+    for proc, payload in procs:
+        proc.communicate(payload, timeout=120)
+        if proc.returncode != 0:
+            raise RuntimeError("a hook exited non-zero")
+
+
+def taken(home: Path) -> int:
+    """Jobs the engine has taken on so far (done, waiting, in hand)."""
+    from memory_layer.engine import lifecycle
+
+    os.environ["MEMORY_LAYER_HOME"] = str(home)
+    status = lifecycle.status()
+    return int(status.get("jobs_done", 0)) + int(status.get("queued", 0)) + bool(status.get("busy"))
+
+
 def count(db: Path, sql: str, params: tuple[Any, ...] = ()) -> int:
     conn = sqlite3.connect(db)
     try:
@@ -128,7 +168,7 @@ def alive(pid: int) -> bool:
 
 
 def lost_events(work: Path, how: str, busy: str, events: int) -> dict[str, Any]:
-    bench = fresh_home(work, f"loss-{how}-{busy}".replace(" ", "_"))
+    bench = fresh_home(work, f"loss-{how}-{busy}-{time.monotonic_ns()}".replace(" ", "_"))
     (bench.home / "config.yaml").write_text("engine:\n  enabled: true\n  idle_timeout_s: 300\n")
     env = bench.env
     cli(env, "engine", "start")
@@ -143,14 +183,9 @@ def lost_events(work: Path, how: str, busy: str, events: int) -> dict[str, Any]:
         holder = sqlite3.connect(db, isolation_level=None)
         holder.execute("BEGIN IMMEDIATE")
     bench.run("Stop", session_id=session, stop_hook_active=False, last_assistant_message="")
-    for i in range(events):
-        bench.run(
-            "PostToolUse",
-            session_id=session,
-            tool_name="Bash",
-            tool_input={"command": f"echo probe-{i}"},
-            tool_response={**BASH_RESPONSE, "stdout": f"probe-{i}"},
-        )
+    before = taken(bench.home)
+    burst(bench, session, events)
+    acknowledged = taken(bench.home) - before
     waiting = journal_count(bench.home)
     pid = engine_pid(bench.home)
     began = time.monotonic()
@@ -183,6 +218,7 @@ def lost_events(work: Path, how: str, busy: str, events: int) -> dict[str, Any]:
         "how": how,
         "busy": busy,
         "hooks": events,
+        "acknowledged": acknowledged,
         "acknowledged_waiting": waiting,
         "stop_s": round(stop_s, 2),
         "in_store_at_exit": before_restart,
@@ -247,7 +283,7 @@ def restore_fidelity(work: Path, store: Path) -> dict[str, Any]:
         "previous_kept": bool(out["previous"]),
     }
     previous = Path(out["previous"][0])
-    result["previous_has_changes"] = tables(previous)["memories"] == expected["memories"] + 3
+    result["previous_has_changes"] = tables(previous)["memories"] >= expected["memories"] + 3
     result["cp_over_live_store"] = naive_copy(work, store)
     return result
 
@@ -290,7 +326,15 @@ def prompt_times(work: Path, store: Path, runs: int) -> list[dict[str, Any]]:
     env = bench.env
     data = [json.loads(line) for line in (ROOT / "benchmarks/data/coding_memories.jsonl").open()]
     prompts = [d["queries"]["question"] for d in data if d.get("project")][: runs + 3]
-    results = []
+    times = [bench.baseline() for _ in range(runs)]
+    results = [{
+        "scenario": "baseline: `sh -c 'python -c pass'` (the machine's floor)",
+        "runs": runs,
+        "p50_ms": round(statistics.median(times) * 1000),
+        "p95_ms": round(percentile(times, 0.95) * 1000),
+        "max_ms": round(max(times) * 1000),
+        "injected": "",
+    }]
     scenarios = [
         ("engine warm", False, False),
         ("engine frozen (SIGSTOP)", True, False),
@@ -348,21 +392,25 @@ def table(loss: list[dict[str, Any]], fidelity: dict[str, Any], prompts: list[di
         SECTION,
         "",
         f"`.venv/bin/python benchmarks/durability.py --events {events} --runs {runs} --write` "
-        f"({time.strftime('%Y-%m-%d')}). Machine: {machine()}.",
+        f"({time.strftime('%Y-%m-%d')}). Machine: {machine()}; load average (1 min) at "
+        f"the start {LOAD[0]:.1f} (the machine was shared).",
         "",
-        f"**Acknowledged events lost** ({events} PostToolUse hooks after a Stop, per row; "
+        f"**Acknowledged events lost** ({events} PostToolUse hooks at once, as async hooks "
+        "run, right after a Stop, per row; "
         "goal 0). *busy*: the worker reads a 7.5 MB transcript with MiniLM loaded; "
         "*blocked*: it waits behind another process's write lock, held until the engine "
         "is gone. Lost = hooks - tool events in the store after the next engine replayed "
         "its journal.",
         "",
-        "| engine ended by | worker | waiting in journal | exit took s | in store at exit | "
-        "left in journal | written after replay | lost | Stop's transcript read |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| engine ended by | worker | acknowledged by the engine | in journal before the end "
+        "| exit took s | in store at exit | left in journal | written after replay | lost "
+        "| Stop's transcript read |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in loss:
         lines.append(
-            f"| {r['how']} | {r['busy']} | {r['acknowledged_waiting']} | {r['stop_s']} | "
+            f"| {r['how']} | {r['busy']} | {r['acknowledged']} | {r['acknowledged_waiting']} "
+            f"| {r['stop_s']} | "
             f"{r['in_store_at_exit']} | {r['left_in_journal']} | {r['written_after_replay']} | "
             f"**{r['lost']}** | {'yes' if r['transcript_read'] else 'no'} |"
         )
@@ -414,6 +462,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--write", action="store_true", help="update benchmarks/RESULTS.md")
     args = parser.parse_args()
+    LOAD.append(os.getloadavg()[0])
     store = build_cache()
     subprocess.run(
         [sys.executable, "-m", "compileall", "-q", str(ROOT / "memory_layer")], check=True

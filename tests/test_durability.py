@@ -26,7 +26,7 @@ from tests.test_hooks_support import Claude, engine_pids, make_project, write_co
 
 FIXTURES = Path(__file__).parent / "fixtures"
 ENGINE_KEYWORD = "embedding:\n  enabled: false\nengine:\n  enabled: true\n  idle_timeout_s: 60\n"
-EVENTS = 20
+EVENTS = 10
 # The captured tool_response of a real PostToolUse Bash call (tests/fixtures/hooks).
 BASH_RESPONSE = json.loads(
     (FIXTURES / "hooks" / "post_tool_use_bash.tool_response.captured.json").read_text()
@@ -107,7 +107,7 @@ def transcript_read(claude: Claude) -> int:
 
 def busy_engine_with_acknowledged_events(claude: Claude) -> tuple[int, sqlite3.Connection]:
     """Start the engine, keep its worker waiting on the Stop's transcript behind another
-    writer, then have 20 PostToolUse hooks acknowledged. Returns the engine's pid and
+    writer, then have EVENTS PostToolUse hooks acknowledged. Returns the engine's pid and
     the lock holder (the caller lets go)."""
     assert lifecycle.spawn(force=True)
     assert lifecycle.wait_until_ready(30)
@@ -214,3 +214,41 @@ def test_an_event_the_journal_cannot_take_is_not_acknowledged(claude: Claude) ->
     )
     assert tool_events(claude) == ["echo handled-by-the-hook"]
     assert "cannot journal" in claude.log()
+
+
+@pytest.mark.parametrize("engine", ["not running", "frozen"])
+def test_a_hook_that_cannot_write_keeps_its_event_for_the_engine(
+    claude: Claude, engine: str
+) -> None:
+    """No engine answered (none ran, or it was frozen) and another writer held the store
+    past the hook's wait: the event is journaled, not dropped, and an engine writes it
+    (the one the hook starts, or the frozen one once it runs again)."""
+    from memory_layer.storage.db import open_db
+
+    open_db().close()  # an existing store (a new one would wait for its migrations)
+    pid = None
+    if engine == "frozen":
+        assert lifecycle.spawn(force=True)
+        assert lifecycle.wait_until_ready(30)
+        pid = lifecycle.running_pid()
+        assert pid and pid > 0
+        os.kill(pid, signal.SIGSTOP)
+    holder = hold_write_lock(claude)
+    try:
+        claude.hook(
+            "PostToolUse",
+            tool_name="Bash",
+            tool_input={"command": "echo kept-for-later"},
+            tool_response=BASH_RESPONSE,
+        )
+        assert journal.count() == 1
+        assert "kept in the journal, the engine writes it" in claude.log()
+    finally:
+        holder.rollback()
+        holder.close()
+        if pid is not None:
+            os.kill(pid, signal.SIGCONT)
+    if engine == "not running":
+        assert wait_for(lambda: lifecycle.running_pid() not in (None, -1), 30)
+    assert wait_for(lambda: tool_events(claude) == ["echo kept-for-later"], 60), tool_events(claude)
+    assert wait_for(lambda: journal.count() == 0, 10)

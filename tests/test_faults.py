@@ -296,3 +296,18 @@ def test_session_start_says_once_that_memory_is_off(
     assert claude.hook("UserPromptSubmit", prompt=PROMPT) == ""
     assert claude.hook("SessionStart", source="compact") == ""
     assert "fail-open" in claude.log()
+
+
+def test_a_read_only_store_error_names_the_file_to_fix(user_home: Path) -> None:
+    """What a non-root user's write meets after a read-only run (root's SQLite writes
+    anyway, so the message is checked on SQLite's own error text): the culprit named."""
+    from memory_layer.storage.db import explain_error
+
+    seed()
+    store = user_home / "memories.db"
+    leave_stale_files(store)
+    message = str(explain_error(sqlite3.OperationalError("attempt to write a readonly database"),
+                                store))
+    assert "memories.db-wal is read-only (mode 0400)" in message
+    assert "memories.db-shm is read-only (mode 0400)" in message
+    assert "memory-layer doctor" in message

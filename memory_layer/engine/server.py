@@ -63,6 +63,9 @@ DRAIN_S = 2.0
 # tried again after a pause that doubles up to the maximum, before any later event.
 RETRY_PAUSE_S = 1.0
 MAX_RETRY_PAUSE_S = 30.0
+# How often an idle worker looks for events hooks journaled themselves (when they had to
+# answer without the engine and the store could not take the event).
+JOURNAL_SCAN_S = 1.0
 
 
 @dataclass(frozen=True)
@@ -92,6 +95,8 @@ class Engine:
         self.model_lock = threading.Lock()
         self.jobs: queue.Queue[Job] = queue.Queue()
         self.held: collections.deque[Job] = collections.deque()  # to retry, first
+        self.known: set[str] = set()  # journal entries queued here (replayed or adopted)
+        self.scanned = 0.0
         self.retry_pause = RETRY_PAUSE_S
         self.stopping = threading.Event()
         self.drain_until = float("inf")  # set when stopping begins
@@ -344,6 +349,8 @@ class Engine:
         while not self.stopping.is_set() or self.draining():
             job = self.next_job()
             if job is None:
+                if not self.stopping.is_set() and self.adopt_journal():
+                    continue
                 if self.needs_backfill and not self.stopping.is_set():
                     self.backfill()
                 continue
@@ -418,17 +425,18 @@ class Engine:
             journal.done(job.entry)
         elif outcome == "failed":
             journal.set_aside(job.entry)
+        self.known.discard(job.entry.path.name)
 
     def do_job(self, job: Job) -> None:
         from memory_layer.hooks.capture import process_pending
-        from memory_layer.hooks.handlers import deferred
+        from memory_layer.hooks.handlers import deferred, handle_captured
         from memory_layer.models import utcnow
 
         config = self.current_config()
         conn = self.worker_conn
         if job.kind == "hook":
             event, now = job.event, job.entry.received if job.entry else utcnow()
-            handle_acknowledged(conn, event, now, config, self.embedder)
+            handle_captured(event, conn, config, embedder=self.embedder, now=now)
             if event.name == "SessionEnd":
                 process_pending(conn, config, embedder=self.embedder, now=utcnow(), llm=True)
             self.needs_backfill = self.embedder is not None and self.unembedded()
@@ -437,13 +445,32 @@ class Engine:
         elif job.kind == "deferred":
             deferred(job.event, conn, config, embedder=self.embedder, llm=True)
 
-    def replay_journal(self) -> int:
-        """Queue what earlier engines acknowledged and did not finish, oldest first."""
+    def adopt_journal(self) -> int:
+        """Queue entries other processes journaled (a hook that answered by itself and
+        found the store locked), at most every ``JOURNAL_SCAN_S``; this engine's own
+        entries are queued as it writes them."""
+        if time.monotonic() - self.scanned < JOURNAL_SCAN_S:
+            return 0
+        self.scanned = time.monotonic()
+        mine = f"-{os.getpid()}-"
+        try:
+            foreign = [
+                p for p in journal.pending() if mine not in p.name and p.name not in self.known
+            ]
+        except OSError:
+            return 0
+        return self.replay_journal(foreign) if foreign else 0
+
+    def replay_journal(self, paths: list[Any] | None = None) -> int:
+        """Queue what earlier engines (or hooks) acknowledged and nobody finished, oldest
+        first."""
         from memory_layer.hooks.events import event_from_dict
 
-        journal.clear_partials()
+        if paths is None:
+            journal.clear_partials()
+            paths = journal.pending()
         queued = 0
-        for path in journal.pending():
+        for path in paths:
             try:
                 entry = journal.load(path)
                 if entry is None:
@@ -454,6 +481,7 @@ class Engine:
                 if path.exists():
                     journal.set_aside(path)
                 continue
+            self.known.add(path.name)
             self.jobs.put(Job("hook", event, entry))
             queued += 1
         if queued:
@@ -487,23 +515,6 @@ class Engine:
             self.busy = False
 
 
-def handle_acknowledged(
-    conn: sqlite3.Connection, event: Any, now: Any, config: dict[str, Any], embedder: Any
-) -> None:
-    """Handle a journaled capture event as of ``now``, when it was acknowledged."""
-    from memory_layer.api import transaction
-    from memory_layer.hooks.events import TaskEvent, ToolUsed
-    from memory_layer.hooks.handlers import handle
-
-    if isinstance(event, ToolUsed | TaskEvent):
-        # All or nothing: an engine killed halfway replays the event whole, never on
-        # top of half its writes.
-        with transaction(conn):
-            handle(event, conn, config, embedder=embedder, now=now)
-    else:
-        handle(event, conn, config, embedder=embedder, now=now)
-
-
 def replay_into() -> str | None:
     """Write what the journal holds into the current store, in this process, with no
     engine running (`backup restore`, before the store is set aside: what an engine
@@ -513,6 +524,7 @@ def replay_into() -> str | None:
     from memory_layer.config import load_config
     from memory_layer.errors import DatabaseError
     from memory_layer.hooks.events import event_from_dict
+    from memory_layer.hooks.handlers import handle_captured
     from memory_layer.models import utcnow
     from memory_layer.paths import user_dir
 
@@ -532,8 +544,8 @@ def replay_into() -> str | None:
             if entry is None:
                 continue
             try:
-                handle_acknowledged(conn, event_from_dict(entry.event), entry.received,
-                                    config, None)
+                event = event_from_dict(entry.event)
+                handle_captured(event, conn, config, embedder=None, now=entry.received)
             except (DatabaseError, sqlite3.DatabaseError) as exc:
                 if isinstance(exc, sqlite3.DatabaseError) and not store_trouble(exc):
                     raise

@@ -354,3 +354,22 @@ def handle(
     reply = prepare(event, conn, config, embedder=embedder, now=now)
     reply.commit()
     return reply.output
+
+
+def handle_captured(
+    event: Event,
+    conn: sqlite3.Connection,
+    config: dict[str, Any],
+    *,
+    embedder: Any = None,
+    now: datetime | None = None,
+) -> None:
+    """Handle a capture event (``now``: when it was acknowledged). A tool or task event
+    is all or nothing: one interrupted (the engine killed, the store locked halfway) is
+    handled again whole from the journal, never on top of half its writes. Transcript
+    events commit as they read, and their offsets make a second run go on, not repeat."""
+    if isinstance(event, ToolUsed | TaskEvent):
+        with api.transaction(conn):
+            handle(event, conn, config, embedder=embedder, now=now)
+    else:
+        handle(event, conn, config, embedder=embedder, now=now)

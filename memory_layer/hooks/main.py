@@ -29,6 +29,8 @@ DEFAULT_PROMPT_DEADLINE_MS = 150
 DEFAULT_DEADLINE_MS = 300
 QUERY_EVENTS = frozenset({"SessionStart", "UserPromptSubmit"})
 HOOK_BUSY_TIMEOUT_MS = 1000
+# What SQLite says when the store is readable but cannot take a write right now.
+_UNWRITABLE_WORDS = ("disk is full", "is full", "readonly", "disk I/O")
 
 
 def _via_engine(event: Event) -> str | None:
@@ -96,7 +98,11 @@ def _in_process(event: Event) -> str:
     # would rather skip its bookkeeping than make the user wait (SessionEnd: 1.5 s).
     set_busy_timeout(conn, HOOK_BUSY_TIMEOUT_MS)
     try:
-        output = handle(event, conn, config, embedder=None)
+        if event.name in QUERY_EVENTS:
+            output = handle(event, conn, config, embedder=None)
+        else:
+            output = ""
+            _capture(event, conn, config)
         engine_on = bool(config["engine"]["enabled"])
         if event.name == "SessionStart" and not engine_on:
             # No engine to do SessionStart's slow part after the answer: do it now.
@@ -118,6 +124,37 @@ def _in_process(event: Event) -> str:
         except Exception as exc:
             log(f"{event.name}: could not start the engine", exc=exc)
     return output
+
+
+def _capture(event: Event, conn: Any, config: dict[str, Any]) -> None:
+    """Handle a capture event here; when the store cannot take it now (another
+    writer's lock outlasting the hook's wait, a full disk), keep it in the engine's
+    journal instead of losing it: the engine writes it when it can."""
+    from memory_layer.api import is_locked
+    from memory_layer.errors import DatabaseError
+    from memory_layer.hooks.handlers import handle_captured
+    from memory_layer.models import utcnow
+
+    now = utcnow()
+    try:
+        handle_captured(event, conn, config, embedder=None, now=now)
+    except Exception as exc:
+        import sqlite3
+
+        if not isinstance(exc, DatabaseError | sqlite3.OperationalError) or not (
+            is_locked(exc) or any(word in str(exc) for word in _UNWRITABLE_WORDS)
+        ):
+            raise
+        from memory_layer.engine import journal
+
+        try:
+            journal.append(event.to_dict(), now)
+        except OSError as err:
+            log(f"{event.name}: not captured: the store cannot take it ({exc}), nor the "
+                f"journal ({err})")
+            return
+        log(f"{event.name}: the store cannot take it now ({exc}); kept in the journal, "
+            "the engine writes it")
 
 
 def dispatch(name: str, raw: bytes, env: Mapping[str, str] | None = None) -> str:
