@@ -71,6 +71,7 @@ _HOMES = {
     "explain_error": "memory_layer.storage.db",
     "store_trouble": "memory_layer.storage.db",
     "is_locked": "memory_layer.storage.db",
+    "transaction": "memory_layer.storage.records",
     "brief_wait": "memory_layer.storage.db",
     # reading records
     "Filters": "memory_layer.listing",
