@@ -443,8 +443,13 @@ def _cache_key(text: str) -> dict[str, str]:
 
 
 def _cached_overrides(text: str) -> dict[str, Any] | None:
+    from memory_layer.engine.guard import is_own_file
+
+    path = run_dir() / CACHE_NAME
+    if not is_own_file(str(path)):
+        return None  # absent, or planted by someone else: parse config.yaml itself
     try:
-        with open(run_dir() / CACHE_NAME, encoding="utf-8") as f:
+        with open(path, encoding="utf-8") as f:
             cached = json.load(f)
     except (OSError, ValueError):
         return None

@@ -67,6 +67,9 @@ def run_checks() -> list[dict[str, Any]]:
         path = user_dir()
         return os.access(path, os.W_OK), f"{path} (writable: {os.access(path, os.W_OK)})"
 
+    def private_files() -> tuple[bool, str]:
+        return _private_files()
+
     def configuration() -> tuple[bool, str]:
         load_config()
         return True, f"{config_path()} " + ("(valid)" if config_path().exists() else "(defaults)")
@@ -146,6 +149,7 @@ def run_checks() -> list[dict[str, Any]]:
     check("python", python)
     check("installation", installation_check)
     check("user directory", directory)
+    check("private files", private_files)
     check("config", configuration)
     # The files as found: opening the store (next) may recreate a stale -wal/-shm.
     check("store files", store_files)
@@ -156,6 +160,24 @@ def run_checks() -> list[dict[str, Any]]:
     check("embedding model", embeddings)
     check("vectors", vectors)
     return checks
+
+
+def _private_files() -> tuple[bool, str]:
+    """The home and run/ are this user's alone (issue 14: another user who can write
+    them can answer the hooks); the socket directory too when one is used."""
+    from memory_layer.engine.client import socket_path
+    from memory_layer.engine.guard import UnsafeFiles, home_problems
+    from memory_layer.paths import run_dir
+
+    home = user_dir()
+    problems = home_problems(str(home), str(run_dir()))
+    try:
+        socket_path()
+    except UnsafeFiles as exc:
+        problems.append(str(exc))
+    if problems:
+        return False, "; ".join(problems)
+    return True, f"{home} and its run/ are yours alone (mode 0700)"
 
 
 @cli.command()

@@ -80,11 +80,17 @@ def ask_engine(op: str, request: Any) -> dict[str, Any] | None:
     """The engine's reply to ``op``, or None when no engine of this version answers."""
     from memory_layer import __version__
     from memory_layer.engine.client import client_settings, exchange
+    from memory_layer.engine.guard import UnsafeFiles
 
-    settings = client_settings()
-    if not settings or settings.get("version") != __version__:
+    try:
+        settings = client_settings()
+        if not settings or settings.get("version") != __version__:
+            return None
+        sent, reply = exchange({"op": op, "request": request.to_wire()}, TIMEOUTS[op])
+    except UnsafeFiles as exc:
+        # Nothing was sent: answered here, and the user hears why the engine was not used.
+        print(f"Warning: not using the engine: {exc}", file=sys.stderr)
         return None
-    sent, reply = exchange({"op": op, "request": request.to_wire()}, TIMEOUTS[op])
     if reply is not None and (reply.get("ok") or reply.get("refused")):
         return reply
     if sent and op == "remember":

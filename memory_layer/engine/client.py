@@ -3,7 +3,8 @@
 Standard library only (``socket`` + ``json``): this runs in every hook process,
 where importing numpy, fastembed, sqlite-utils or click would cost more than the
 whole answer. Any failure (no socket, refused, slow, garbled) returns None and
-the caller answers by itself.
+the caller answers by itself; files or a peer of another user raise ``UnsafeFiles``
+(``guard``), which the caller logs before it answers by itself.
 """
 
 from __future__ import annotations
@@ -12,6 +13,13 @@ import json
 import os
 import time
 
+from memory_layer.engine.guard import (
+    UnsafeFiles,
+    check_own_file,
+    check_peer,
+    check_private_dir,
+    private_dir,
+)
 from memory_layer.paths import run_dir
 
 # typing costs a few ms to import and the hook's fast path needs it only for type
@@ -26,7 +34,8 @@ MAX_REPLY_BYTES = 4 * 1024 * 1024
 
 
 def socket_path() -> str:
-    """``run/engine.sock``, or a short per-user path in the temp dir when that is too long."""
+    """``run/engine.sock``, or, when that is too long for a Unix socket, a short name in a
+    private directory of ours (``guard``): never a guessable name in a shared one."""
     run = str(run_dir())
     path = os.path.join(run, "engine.sock")
     if len(path.encode()) <= _MAX_SOCKET_PATH:
@@ -34,7 +43,28 @@ def socket_path() -> str:
     import hashlib  # rarely needed: keep it off the hook's import path
 
     digest = hashlib.sha1(run.encode()).hexdigest()[:16]
-    return os.path.join("/tmp", f"memory-layer-{os.getuid()}-{digest}.sock")
+    return os.path.join(short_socket_dir(), f"{digest}.sock")
+
+
+def short_socket_dir() -> str:
+    """``$XDG_RUNTIME_DIR/memory-layer`` when that runtime directory is ours and private,
+    else ``$TMPDIR/memory-layer-<uid>`` (``/tmp`` by default); created 0700, and refused
+    (``UnsafeFiles``) when someone else made it first."""
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    if runtime and os.path.isabs(runtime):
+        try:
+            check_private_dir(runtime)
+            return private_dir(os.path.join(runtime, "memory-layer"), "The socket directory")
+        except (OSError, UnsafeFiles):
+            pass  # not usable: fall back to the temp dir, checked the same way
+    base = os.environ.get("TMPDIR") or "/tmp"
+    return private_dir(os.path.join(base, f"memory-layer-{os.getuid()}"), "The socket directory")
+
+
+def check_runtime() -> None:
+    """run/ (and the socket's directory) are ours and private, or ``UnsafeFiles``."""
+    check_private_dir(str(run_dir()), "The engine's directory")
+    socket_path()  # creates and checks the short socket directory when one is used
 
 
 def info_path() -> str:
@@ -43,9 +73,13 @@ def info_path() -> str:
 
 
 def client_settings() -> dict[str, Any] | None:
-    """Deadlines published by the running engine; None when no engine is ready."""
+    """Deadlines published by the running engine; None when no engine is ready.
+    ``UnsafeFiles`` when run/ or engine.json is not ours alone: nothing in it is used."""
+    check_private_dir(str(run_dir()), "The engine's directory")
+    path = info_path()
     try:
-        with open(info_path(), encoding="utf-8") as f:
+        check_own_file(path, "The engine's info file")
+        with open(path, encoding="utf-8") as f:
             data = json.load(f)
     except (OSError, ValueError):
         return None
@@ -60,15 +94,23 @@ def request(message: dict[str, Any], timeout: float) -> dict[str, Any] | None:
 def exchange(message: dict[str, Any], timeout: float) -> tuple[bool, dict[str, Any] | None]:
     """Like ``request``, and whether the message reached the engine at all: a write the
     engine received but did not answer may have happened, so its sender must not simply
-    do it again."""
+    do it again. Raises ``UnsafeFiles`` (nothing sent) when the socket, or the process
+    behind it, is another user's."""
     import socket  # only when an engine is ready: the hook's fallback never needs it
 
     sent = False
     deadline = time.monotonic() + max(timeout, 0.001)
+    path = socket_path()
+    try:
+        check_own_file(path, "The engine's socket")
+    except OSError:
+        return sent, None  # no socket: no engine
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         sock.settimeout(max(timeout, 0.001))
-        sock.connect(socket_path())
+        sock.connect(path)
+        # Before a byte of the request (a prompt) leaves: is that our own engine?
+        check_peer(sock, "process listening")
         payload = dict(message)
         # The engine drops work for a client that has given up (wall clock: shared).
         payload["deadline"] = time.time() + max(deadline - time.monotonic(), 0.0)

@@ -13,6 +13,9 @@ Files in ``run_dir()``:
 * ``engine.spawned``: when a hook last started an engine, so a burst of hooks
   starts one process, not one each.
 
+``run/`` must be ours and private, and so must the socket and engine.json
+(``guard``): otherwise nothing here starts or talks to an engine (``UnsafeFiles``).
+
 Standard library only: hooks import this to start the engine.
 """
 
@@ -26,7 +29,14 @@ import sys
 import time
 from typing import Any
 
-from memory_layer.engine.client import client_settings, info_path, request, socket_path
+from memory_layer.engine.client import (
+    check_runtime,
+    client_settings,
+    info_path,
+    request,
+    socket_path,
+)
+from memory_layer.engine.guard import UnsafeFiles
 from memory_layer.paths import logs_dir, run_dir, user_dir
 
 SPAWN_COOLDOWN_S = 10.0
@@ -79,6 +89,7 @@ def spawn(*, force: bool = False) -> bool:
     inherited descriptors. Claude Code waits for the hook's stdout and stderr to
     close, so an engine holding them would block the user's session.
     """
+    check_runtime()  # UnsafeFiles: an engine must not start where others could answer
     if running_pid() is not None:
         return False
     stamp = _stamp_path()
@@ -157,6 +168,15 @@ def _alive(pid: int) -> bool:
         return True  # no /proc (macOS): kill(0) said it exists
 
 
+def _ours(pid: int) -> bool:
+    """The process runs as this user, or is gone already (its /proc entry's owner; no
+    /proc: assume so, as kill() refuses another user's process to anyone but root)."""
+    try:
+        return os.stat(f"/proc/{pid}").st_uid == os.geteuid()
+    except OSError:
+        return True  # exited meanwhile (it was asked to stop), or no /proc
+
+
 def stop(timeout: float = 5.0) -> bool:
     """Ask the engine to exit; SIGTERM, then SIGKILL, if it does not. True if one ran."""
     pid = running_pid()
@@ -169,7 +189,15 @@ def stop(timeout: float = 5.0) -> bool:
                 break
     if pid is None:
         return False
-    request({"op": "stop"}, 1.0)
+    try:
+        request({"op": "stop"}, 1.0)
+    except UnsafeFiles:
+        pass  # not talking to that socket; the signals below reach only our own process
+    if pid > 0 and not _ours(pid):
+        raise UnsafeFiles(
+            f"engine.lock names pid {pid}, which is not your process: not signalling it. "
+            "Check who writes to the memory-layer directory (`memory-layer doctor`)."
+        )
     end = time.monotonic() + timeout
     sent_term = False
     while running_pid() is not None:

@@ -601,6 +601,21 @@ def _bind(path: str) -> tuple[socket.socket, tuple[int, int]]:
     return server, (st.st_dev, st.st_ino)
 
 
+def _foreign(conn: socket.socket) -> bool:
+    """A client running as another user is dropped unanswered (its request unread)."""
+    from memory_layer.engine.guard import UnsafeFiles, peer_uid
+
+    try:
+        uid = peer_uid(conn)
+    except (OSError, UnsafeFiles):
+        uid = -1
+    if uid is None or uid == os.geteuid():
+        return False
+    say(f"refused a connection from uid {uid} (the engine serves uid {os.geteuid()} only)")
+    conn.close()
+    return True
+
+
 def _warm_engine() -> Engine:
     """Load the config, the model and the vector matrix: what makes the engine warm."""
     from memory_layer.api import get_embedder, vector_index
@@ -639,6 +654,8 @@ def _accept_until_done(
         except TimeoutError:
             conn = None
         if conn is not None:
+            if _foreign(conn):
+                continue
             threading.Thread(target=engine.serve_connection, args=(conn,), daemon=True).start()
             continue
         idle = time.monotonic() - engine.last_activity
@@ -658,8 +675,15 @@ def _accept_until_done(
 
 def serve() -> int:
     """Run the engine until idle, stopped or orphaned. Exit 0 if another one runs."""
+    from memory_layer.engine.client import check_runtime
+    from memory_layer.engine.guard import UnsafeFiles
 
     os.umask(0o077)
+    try:
+        check_runtime()
+    except UnsafeFiles as exc:
+        say(f"not starting: {exc}")
+        return 1
     lock_fd = os.open(lock_path(), os.O_RDWR | os.O_CREAT, 0o600)
     try:
         fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

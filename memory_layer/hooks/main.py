@@ -34,7 +34,18 @@ _UNWRITABLE_WORDS = ("disk is full", "is full", "readonly", "disk I/O")
 
 
 def _via_engine(event: Event) -> str | None:
-    """The engine's answer, or None when the hook must answer by itself."""
+    """The engine's answer, or None when the hook must answer by itself (also when the
+    engine's files or the process on its socket are another user's: logged why)."""
+    from memory_layer.engine.guard import UnsafeFiles
+
+    try:
+        return _ask_engine(event)
+    except UnsafeFiles as exc:
+        log(f"{event.name}: not using the engine: {exc}")
+        return None
+
+
+def _ask_engine(event: Event) -> str | None:
     from memory_layer.engine.client import client_settings, request
 
     settings = client_settings()
@@ -117,10 +128,14 @@ def _in_process(event: Event) -> str:
     # The engine needs POSIX (flock, Unix sockets); elsewhere every hook works in-process.
     if engine_on and event.name != "SessionEnd" and os.name == "posix":
         # SessionEnd has 1.5 s shared by every hook: the next session starts the engine.
+        from memory_layer.engine.guard import UnsafeFiles
+
         try:
             from memory_layer.engine.lifecycle import spawn
 
             spawn()
+        except UnsafeFiles as exc:  # says what and how to fix: no traceback needed
+            log(f"{event.name}: not starting the engine: {exc}")
         except Exception as exc:
             log(f"{event.name}: could not start the engine", exc=exc)
     return output
