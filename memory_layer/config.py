@@ -219,6 +219,9 @@ DEFAULTS: dict[str, Any] = {
         "overdue": "withhold",
         # Conflicting values of one fact: "show" each candidate with its source, or "hide".
         "conflicts": "show",
+        # Proposals one client (mcp:<name>) may leave waiting for review; agents together
+        # may leave 500 (trust/limits.py).
+        "max_open_proposals": 50,
         # Days from approval to the review-by date, per category (0 = never due).
         "review_days": {
             "troubleshooting": 180,
@@ -313,6 +316,8 @@ RANGES: dict[str, tuple[float, float]] = {
     "outcomes.unobserved_weight": (0.0, 1.0),
     "outcomes.proven_min_score": (-1.0, 1.0),
     "outcomes.explore": (0.0, 1.0),
+    "remember.max_chars": (100, 100_000),
+    "trust.max_open_proposals": (1, 500),
 }
 
 

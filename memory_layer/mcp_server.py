@@ -60,7 +60,8 @@ class Server:
             except (AttributeError, LookupError):
                 name = None
         cleaned = "".join(ch for ch in (name or "agent").lower() if ch.isalnum() or ch in "-_.")
-        return "mcp:" + (cleaned or "agent")
+        # The client names itself: bounded like every stored field.
+        return "mcp:" + (cleaned[:MAX_CLIENT_NAME] or "agent")
 
     def project_for(self, project: str | None) -> str | None:
         if project:
@@ -84,6 +85,7 @@ _CLI_HINTS = (
     ("(`memory-layer review` lists them)", "(a person decides in review)"),
 )
 MAX_LIMIT = 50  # results per search: more is a dump, not an answer
+MAX_CLIENT_NAME = 64  # characters of a client's own name kept in its source
 _MAX_ECHO = 80  # characters of an agent's own input repeated in an error
 _MAX_MESSAGE = 600
 

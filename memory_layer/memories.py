@@ -83,6 +83,25 @@ def check_confidence(value: float) -> float:
 # agent's) cannot bloat every listing and export.
 MAX_TAG_CHARS = 100
 MAX_TAGS = 50
+# Every other field a writer supplies is bounded too (the text by remember.max_chars):
+# far above any real subject, key, scene, project id, source name or reason, far below
+# what an agent filing 1 MB reasons could pile into the inbox and the operations log.
+MAX_SUBJECT_CHARS = 200
+MAX_KEY_CHARS = 100
+MAX_SCENE_CHARS = 64
+MAX_PROJECT_CHARS = 500
+MAX_SOURCE_CHARS = 100
+MAX_REASON_CHARS = 2000
+
+
+def check_length(name: str, value: Any, limit: int) -> Any:
+    """``value`` unchanged, unless it is a string longer than ``limit`` characters."""
+    if isinstance(value, str) and len(value) > limit:
+        raise InvalidInput(
+            f"The {name} is {len(value)} characters; the limit is {limit}. Shorten it "
+            "(details belong in the memory's text)."
+        )
+    return value
 
 
 def clean_tags(tags: Any) -> list[str]:

@@ -13,8 +13,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from memory_layer.errors import ImportFailed, InvalidInput
-from memory_layer.memories import check_confidence, check_text, clean_tags, new_id
-from memory_layer.models import check_category, iso, parse_time, utcnow
+from memory_layer.memories import (
+    MAX_KEY_CHARS,
+    MAX_PROJECT_CHARS,
+    MAX_SCENE_CHARS,
+    MAX_SOURCE_CHARS,
+    MAX_SUBJECT_CHARS,
+    check_confidence,
+    check_length,
+    check_text,
+    clean_tags,
+    new_id,
+)
+from memory_layer.models import check_category, check_status, iso, parse_time, utcnow
 from memory_layer.storage.conn import Conn
 from memory_layer.storage.memory_lists import Filters, list_memories
 from memory_layer.storage.records import insert_memory, stored_text, text_stored, transaction
@@ -27,7 +38,14 @@ _TIMES = ("created_at", "updated_at", "last_used_at", "proven_at", "approved_at"
 # since verification, overdue) is still withheld after a round trip, instead of being
 # stamped afresh as a trusted write; scene and structured-fact keys are kept too.
 _SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}")
-_TRUST_TEXT = ("approved_by", "checksum", "scene", "subject", "fact_key")
+# Each with its bound (memories.MAX_*_CHARS; a checksum is 64 hex digits or "unverified").
+_TRUST_TEXT = {
+    "approved_by": MAX_SOURCE_CHARS,
+    "checksum": 64,
+    "scene": MAX_SCENE_CHARS,
+    "subject": MAX_SUBJECT_CHARS,
+    "fact_key": MAX_KEY_CHARS,
+}
 
 
 @dataclass(frozen=True)
@@ -64,9 +82,11 @@ def parse_line(number: int, raw_line: bytes, max_chars: int) -> dict[str, Any] |
         project = data.get("project")
         if project is not None and not isinstance(project, str):
             raise InvalidInput('"project" must be a string or null.')
-        values["project"] = project or None
+        values["project"] = check_length("project id", project, MAX_PROJECT_CHARS) or None
         values["tags"] = clean_tags(data.get("tags"))
-        values["source"] = str(data.get("source") or "import")
+        values["source"] = check_length(
+            "source", str(data.get("source") or "import"), MAX_SOURCE_CHARS
+        )
         values["confidence"] = check_confidence(data.get("confidence", 0.8))
         if data.get("id") is not None:
             if not isinstance(data["id"], str) or not data["id"].strip():
@@ -88,7 +108,7 @@ def parse_line(number: int, raw_line: bytes, max_chars: int) -> dict[str, Any] |
             if data.get(key) is not None:
                 if not isinstance(data[key], str):
                     raise InvalidInput(f'"{key}" must be a string or null.')
-                values[key] = data[key]
+                values[key] = check_length(f'"{key}"', data[key], _TRUST_TEXT[key])
         for key in _COUNTS:
             if key in data:
                 if not isinstance(data[key], int) or data[key] < 0:
@@ -102,7 +122,7 @@ def parse_line(number: int, raw_line: bytes, max_chars: int) -> dict[str, Any] |
         if "status" in data:
             if not isinstance(data["status"], str) or not data["status"]:
                 raise InvalidInput('"status" must be a non-empty string.')
-            values["status"] = data["status"]
+            values["status"] = check_status(data["status"])
     except InvalidInput as exc:
         raise _field_error(number, str(exc)) from None
     return values

@@ -54,6 +54,7 @@ _HOMES = {
         [
             "Remembered",
             "check_memory_input",
+            "check_reason",
             "edit",
             "forget",
             "is_proposal",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from memory_layer.api.reading import agent_record
-from memory_layer.api.writing import is_proposal
+from memory_layer.api.writing import check_reason, is_proposal
 from memory_layer.errors import InvalidInput
 
 # typing costs ~3 ms to import and is needed here only by type checkers (annotations
@@ -62,6 +62,7 @@ def report_outcome(
 
     if bool(memory_id) == bool(task_id):
         raise InvalidInput("Give exactly one of memory_id (a memory you used) or task_id.")
+    check_reason(reason)
     if task_id:
         return record_outcome(
             db,

@@ -31,8 +31,10 @@ def inbox(db: Conn, *, config: dict[str, Any] | None = None) -> list[dict[str, A
 
 def decide(db: Conn, item_id: str, decision: str, **options: Any) -> dict[str, Any]:
     """accept | revise | reject one inbox item, by a person (``trust.review.decide``)."""
+    from memory_layer.api.writing import check_reason
     from memory_layer.trust.review import decide as settle
 
+    check_reason(options.get("reason"))
     return settle(db, item_id, decision, **options)
 
 
@@ -40,8 +42,10 @@ def verify(
     db: Conn, memory_id: str, *, actor: str, config: dict[str, Any], reason: str | None = None
 ) -> Memory:
     """Vouch for a record's current text (approver, time, review-by date, checksum)."""
+    from memory_layer.api.writing import check_reason
     from memory_layer.trust.verify import verify as stamp
 
+    check_reason(reason)
     return stamp(db, memory_id, actor=actor, config=config, reason=reason)
 
 

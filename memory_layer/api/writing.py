@@ -39,6 +39,14 @@ class Remembered:
     note: str = ""
 
 
+def check_reason(reason: Any) -> None:
+    """Every door's reason (retire, restore, purge, verify, a review decision, a report)
+    within ``memories.MAX_REASON_CHARS``: it is kept in the operations log for good."""
+    from memory_layer.memories import MAX_REASON_CHARS, check_length
+
+    check_length("reason", reason, MAX_REASON_CHARS)
+
+
 def is_proposal(source: str) -> bool:
     """Agents over MCP only ever propose (trust.policy): their writes go to review."""
     from memory_layer.trust.policy import source_kind
@@ -280,6 +288,7 @@ def forget(db: Conn, memory_id: str, *, actor: str = "cli", reason: str | None =
     from memory_layer.memories import forget as retire
     from memory_layer.storage.records import get_memory
 
+    check_reason(reason)
     refuse_team_change(get_memory(db, memory_id), "forgotten")
     return retire(db, memory_id, actor=actor, reason=reason)
 
@@ -291,6 +300,7 @@ def restore(db: Conn, memory_id: str, *, actor: str = "cli", reason: str | None 
     from memory_layer.storage.records import get_memory, transaction
     from memory_layer.trust.facts import check_restorable
 
+    check_reason(reason)
     with transaction(db):
         current = get_memory(db, memory_id)
         refuse_team_change(current, "restored")
@@ -304,6 +314,7 @@ def purge(db: Conn, memory_id: str, *, actor: str, reason: str | None = None) ->
     """Delete a record for good (the operations log keeps what it was)."""
     from memory_layer.storage.records import delete_memory
 
+    check_reason(reason)
     return delete_memory(db, memory_id, actor=actor, context={"reason": reason} if reason else None)
 
 

@@ -31,6 +31,14 @@ def db_path(db: Conn) -> str:
     return str(raw(db).execute("PRAGMA database_list").fetchone()[2])
 
 
+def source_match(source: str, *, prefix: bool) -> tuple[str, list[str]]:
+    """A ``source`` condition: exactly ``source``, or every source starting with it (a
+    range, not LIKE, whose ``_`` and ``%`` a client name may hold)."""
+    if prefix:
+        return "source >= ? AND source < ?", [source, source + "\U0010ffff"]
+    return "source = ?", [source]
+
+
 def id_matches(db: Conn, table: str, item_id: str, prefix_limit: int) -> list[str]:
     """``[item_id]`` when ``table`` has a row with exactly that id, else up to
     ``prefix_limit`` ids there that start with it (none when 0).

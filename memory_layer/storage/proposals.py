@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 
 from memory_layer.errors import NotFound
-from memory_layer.storage.conn import Conn, id_matches, raw
+from memory_layer.storage.conn import Conn, id_matches, raw, source_match
 
 # typing costs ~3 ms to import and is needed here only by type checkers (annotations
 # are strings at run time).
@@ -45,6 +45,17 @@ def _proposal(row: Sequence[Any]) -> dict[str, Any]:
     data = dict(zip(_NAMES, row, strict=True))
     data["changes"] = json.loads(data["changes"]) if data["changes"] else {}
     return data
+
+
+def open_proposal_count(db: Conn, source: str, *, prefix: bool = False) -> int:
+    """Open proposals by ``source``, or (``prefix``) by every source starting with it."""
+    where, args = source_match(source, prefix=prefix)
+    row = (
+        raw(db)
+        .execute("SELECT count(*) FROM proposals WHERE status = 'open' AND " + where, args)
+        .fetchone()
+    )
+    return int(row[0])
 
 
 def get_proposal(db: Conn, proposal_id: str) -> dict[str, Any] | None:

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 
 from memory_layer.errors import InvalidInput, NotFound
 from memory_layer.models import Memory, iso, memory_from_row, utcnow
-from memory_layer.storage.conn import Conn, db_path, id_matches, raw
+from memory_layer.storage.conn import Conn, db_path, id_matches, raw, source_match
 
 # The operations log has its own module; these names are imported from here by the
 # doors (and were defined here before the split), so they stay importable here.
@@ -429,6 +429,18 @@ def active_in_project(db: Conn, project: str | None) -> list[Memory]:
     return memories_where(
         db, "project IS ? AND status = 'active'", [project], order_by="memories.rowid"
     )
+
+
+def pending_count(db: Conn, source: str, *, prefix: bool = False) -> int:
+    """Pending records written by ``source``, or (``prefix``) by every source starting
+    with it (``mcp:``: every agent)."""
+    where, args = source_match(source, prefix=prefix)
+    row = (
+        raw(db)
+        .execute("SELECT count(*) FROM memories WHERE status = 'pending' AND " + where, args)
+        .fetchone()
+    )
+    return int(row[0])
 
 
 def with_status(db: Conn, statuses: Sequence[str]) -> list[Memory]:

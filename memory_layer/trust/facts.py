@@ -13,7 +13,17 @@ serialised: none is lost, none is duplicated.
 from __future__ import annotations
 
 from memory_layer.errors import InvalidInput
-from memory_layer.memories import RememberResult, check_text, reinforce
+from memory_layer.memories import (
+    MAX_KEY_CHARS,
+    MAX_PROJECT_CHARS,
+    MAX_SCENE_CHARS,
+    MAX_SOURCE_CHARS,
+    MAX_SUBJECT_CHARS,
+    RememberResult,
+    check_length,
+    check_text,
+    reinforce,
+)
 from memory_layer.memories import remember as core_remember
 from memory_layer.models import Memory, iso, utcnow
 from memory_layer.storage import conflicts
@@ -45,6 +55,7 @@ if TYPE_CHECKING:
 def clean_scene(scene: str | None) -> str | None:
     if scene is None:
         return None
+    check_length("scene", scene, MAX_SCENE_CHARS)
     value = scene.strip().lower().replace(" ", "_").replace("-", "_")
     if not value:
         return None
@@ -58,6 +69,8 @@ def clean_scene(scene: str | None) -> str | None:
 def clean_fact(subject: str | None, key: str | None) -> tuple[str, str] | None:
     if subject is None and key is None:
         return None
+    check_length("subject", subject, MAX_SUBJECT_CHARS)
+    check_length("key", key, MAX_KEY_CHARS)
     # Stored, indexed and shown in the inbox like the text: cleaned like it.
     subject = (clean_field(subject) or "").strip()
     key = (clean_field(key) or "").strip().lower()
@@ -114,6 +127,8 @@ def write(
     the record keeps it, so the inbox can say where they came from. ``hold`` (why a
     person must decide first, e.g. a risky instruction) makes a new record pending
     whatever the policy says, with that reason in the log for the inbox."""
+    check_length("project id", project, MAX_PROJECT_CHARS)
+    check_length("source", source, MAX_SOURCE_CHARS)
     origin = check_origin(origin)
     status = PENDING if hold else status or initial_status(source, config, origin)
     now = now or utcnow()

@@ -32,6 +32,15 @@ def clean_field(value: str | None) -> str | None:
     return clean(str(value))
 
 
+def clean_reason(reason: str | None) -> str | None:
+    """A reason (of a proposal, a dispute, a review decision...) within
+    ``memories.MAX_REASON_CHARS``, cleaned like the text."""
+    from memory_layer.memories import MAX_REASON_CHARS, check_length
+
+    check_length("reason", reason, MAX_REASON_CHARS)
+    return clean_field(reason)
+
+
 def clean_tag_values(tags: Any) -> Any:
     """Each tag cleaned like the text; a comma-separated string stays a string, since
     ``memories.clean_tags`` splits it (cleaning first could split a redaction marker)."""

@@ -18,6 +18,7 @@ from memory_layer.storage.conn import Conn
 from memory_layer.storage.records import fact_values, transaction, with_same_text
 from memory_layer.storage.textindex import normalise_for_hash
 from memory_layer.trust.facts import clean_fact, write
+from memory_layer.trust.limits import check_open_proposals
 from memory_layer.trust.visibility import ACTIVE, CONFLICT, PENDING, agent_withheld_reason
 
 # Something a future reader can act on: a number, path, flag, command, identifier
@@ -95,10 +96,14 @@ def check_draft(
     embedder: Any = None,
 ) -> dict[str, Any]:
     from memory_layer.capture.privacy import redact, strip_private
+    from memory_layer.memories import MAX_REASON_CHARS, check_length
     from memory_layer.trust.fields import secret_problems
 
     text = check_text(text, int(config["remember"]["max_chars"]))
     check_category(category)
+    # The same bounds as a proposal: check says now what propose would refuse.
+    clean_fact(subject, key)
+    check_length("reason", reason, MAX_REASON_CHARS)
     problems: list[dict[str, Any]] = []
     for reason in vague_reasons(text):
         problems.append({"kind": "vague", "detail": reason})
@@ -210,10 +215,10 @@ def propose_record(
 
     The same proposal made twice (by two agents, or one agent twice) is one inbox
     item; a proposal repeating an active record changes nothing."""
-    from memory_layer.trust.fields import clean_field
+    from memory_layer.trust.fields import clean_reason
 
-    # Stored in the operations log and shown in the inbox: cleaned like the text.
-    reason = clean_field(reason)
+    # Stored in the operations log and shown in the inbox: bounded and cleaned.
+    reason = clean_reason(reason)
     if memory_id:
         return _propose_change_of(
             db, memory_id, text, config=config, source=source, reason=reason, scene=scene
@@ -236,6 +241,7 @@ def propose_record(
                 "created": False,
                 "note": f"Already recorded as {dup.id} ({dup.status}); nothing added.",
             }
+        check_open_proposals(db, source, config)
         result = write(
             db,
             stored,

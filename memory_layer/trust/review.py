@@ -140,10 +140,11 @@ def propose_change(
     Proposing the same change again returns the open proposal instead of a copy."""
     from memory_layer.capture.privacy import clean
     from memory_layer.memories import check_text
-    from memory_layer.trust.fields import clean_field
+    from memory_layer.trust.fields import clean_reason
+    from memory_layer.trust.limits import check_open_proposals
 
     text = clean(check_text(text, int(config["remember"]["max_chars"])))
-    reason = clean_field(reason)
+    reason = clean_reason(reason)
     with transaction(db):
         target = get_memory(db, memory_id)
         if text == target.text and not changes:
@@ -151,6 +152,7 @@ def propose_change(
         existing = proposals.open_proposal_for(db, target.id, text)
         if existing:
             return {**existing, "created": False}
+        check_open_proposals(db, source, config)
         proposal_id = "p" + secrets.token_hex(7)
         proposal = proposals.insert_proposal(
             db,

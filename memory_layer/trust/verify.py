@@ -141,10 +141,10 @@ def stamp_trusted_writes(db: Conn, config: dict[str, Any], *, now: datetime | No
 
 def dispute(db: Conn, memory_id: str, *, actor: str, reason: str) -> Memory:
     """Any client may dispute a record: agents stop receiving it until a person decides."""
-    from memory_layer.trust.fields import clean_field
+    from memory_layer.trust.fields import clean_reason
 
-    # Shown in the inbox and kept in the log: cleaned like a record's text.
-    reason = (clean_field(reason) or "").strip()
+    # Shown in the inbox and kept in the log: bounded and cleaned like a record's text.
+    reason = (clean_reason(reason) or "").strip()
     if not reason:
         raise InvalidInput("Say why the record is wrong: a dispute needs a reason.")
     memory = get_memory(db, memory_id)
