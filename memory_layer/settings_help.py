@@ -132,6 +132,8 @@ LINES: dict[str, str] = {
     "trust.other_writes": "Writes from any other source (agents over MCP always): pending or active.",
     "trust.overdue": "Records past their review date: withhold them from agents, or only flag them.",
     "trust.conflicts": "Competing values of one fact: show each with its source, or hide them.",
+    "trust.max_open_proposals": "Proposals one agent client may leave waiting for review; "
+    "past that its proposals are refused until a person reviews.",
 }
 
 
