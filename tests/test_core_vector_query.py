@@ -122,4 +122,6 @@ def test_recall_explain_names_the_words_left_out(db, cfg, fake_embedder):
     assert result.exit_code == 0, result.output
     assert ("Left out of the embedded query (in over 20% of the searched memories; keywords "
             "still use them): caroline") in result.output
-    assert TARGET[:40] in result.output.splitlines()[1]
+    lines = result.output.splitlines()
+    assert lines[1].startswith("Store answers the query: ")  # the verifier's value
+    assert TARGET[:40] in next(line for line in lines if line.startswith("1. "))
