@@ -50,3 +50,7 @@ class Conflict(InvalidInput):
 
 class TeamUnavailable(MemoryLayerError):
     """The team server cannot be reached or answered with an error."""
+
+
+class RateLimited(MemoryLayerError):
+    """Team server: too many requests, or too many proposals waiting; retry later."""

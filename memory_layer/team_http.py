@@ -25,6 +25,7 @@ from memory_layer.errors import (
     InvalidInput,
     MemoryLayerError,
     NotFound,
+    RateLimited,
     Stale,
     Unauthorized,
 )
@@ -38,6 +39,7 @@ _STATUS: tuple[tuple[type[MemoryLayerError], int], ...] = (
     (NotFound, 404),
     (Stale, 409),
     (Conflict, 409),
+    (RateLimited, 429),
     (InvalidInput, 400),
     (DatabaseError, 503),
 )
@@ -68,13 +70,15 @@ class RateLimit:
             return True
 
 
-def create_app(db_url: str, *, per_minute: int = REQUESTS_PER_MINUTE) -> Flask:
+def create_app(
+    db_url: str, *, per_minute: int = REQUESTS_PER_MINUTE, limits: RateLimit | None = None
+) -> Flask:
     """The team API on ``db_url``; refuses to start on a schema that is not current."""
     api.team_check_database(db_url)
     app = Flask(__name__)
     app.config["MAX_CONTENT_LENGTH"] = MAX_BODY
     local = _Connections()
-    limits = RateLimit(per_minute)
+    limits = limits or RateLimit(per_minute)
 
     def conn() -> Any:
         if local.conn is None or local.conn.closed or local.conn.broken:
@@ -86,7 +90,7 @@ def create_app(db_url: str, *, per_minute: int = REQUESTS_PER_MINUTE) -> Flask:
         secret = header[7:].strip() if header.lower().startswith("bearer ") else None
         principal = api.team_authenticate(conn(), secret)
         if not limits.allow(principal.token_id):
-            raise _TooMany()
+            raise RateLimited("Too many requests for this token; slow down.")
         return principal
 
     def body() -> dict[str, Any]:
@@ -98,10 +102,6 @@ def create_app(db_url: str, *, per_minute: int = REQUESTS_PER_MINUTE) -> Flask:
     _routes(app, conn, caller, body)
     _errors(app, local)
     return app
-
-
-class _TooMany(MemoryLayerError):
-    pass
 
 
 def _routes(
@@ -172,6 +172,10 @@ def _routes(
         who = caller()
         return jsonify(api.team_create_token(conn(), who, wire.TokenRequest.parse(body()))), 201
 
+    @app.delete("/v1/tokens/<int:token_id>")
+    def revoke(token_id: int) -> Any:
+        return jsonify(api.team_revoke_token(conn(), caller(), token_id))
+
 
 def asgi(db_url: str, *, host: str, per_minute: int = REQUESTS_PER_MINUTE) -> Any:
     """The whole team server as one ASGI app: the remote MCP endpoint at /mcp and the
@@ -183,11 +187,12 @@ def asgi(db_url: str, *, host: str, per_minute: int = REQUESTS_PER_MINUTE) -> An
 
     from memory_layer.team_mcp import build
 
-    flask_app = create_app(db_url, per_minute=per_minute)
+    limits = RateLimit(per_minute)  # one budget per token across the API and MCP
+    flask_app = create_app(db_url, limits=limits)
     # Host-header checks (DNS rebinding) only make sense on loopback; behind a public
     # name the bearer token is the gate.
     security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
-    mcp_app = build(db_url).streamable_http_app(
+    mcp_app = build(db_url, limits).streamable_http_app(
         stateless_http=True, json_response=True, host=host, transport_security=security,
         max_request_body_size=MAX_BODY,
     )
@@ -198,16 +203,32 @@ def asgi(db_url: str, *, host: str, per_minute: int = REQUESTS_PER_MINUTE) -> An
     )
 
 
+def _rollback(local: _Connections) -> None:
+    if local.conn is not None and not local.conn.closed:
+        local.conn.rollback()
+
+
 def _errors(app: Flask, local: _Connections) -> None:
     import psycopg
     from werkzeug.exceptions import HTTPException
 
     @app.errorhandler(MemoryLayerError)
     def library_error(exc: MemoryLayerError) -> Any:
-        if isinstance(exc, _TooMany):
-            return jsonify(error="Too many requests for this token; slow down."), 429
         status = next((code for kind, code in _STATUS if isinstance(exc, kind)), 400)
         return jsonify(error=str(exc)), status
+
+    @app.errorhandler(psycopg.DataError)
+    def bad_value(exc: psycopg.DataError) -> Any:
+        _rollback(local)
+        return jsonify(error="A value is out of range or malformed for the team database."), 400
+
+    @app.errorhandler(psycopg.IntegrityError)
+    def clash(exc: psycopg.IntegrityError) -> Any:
+        # A client key another member already used, or a race two writers lost: not
+        # worth retrying as it is.
+        _rollback(local)
+        return jsonify(error="This request clashes with one already recorded (its "
+                             "client_key is taken); send it with a new key."), 409
 
     @app.errorhandler(psycopg.Error)
     def database_error(exc: psycopg.Error) -> Any:

@@ -19,7 +19,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
 from memory_layer import __version__, api
-from memory_layer.errors import MemoryLayerError
+from memory_layer.errors import MemoryLayerError, RateLimited
 from memory_layer.team import wire
 
 INSTRUCTIONS = (
@@ -34,7 +34,8 @@ class _Connections(threading.local):
     conn: Any = None
 
 
-def build(db_url: str) -> MCPServer:
+def build(db_url: str, limits: Any) -> MCPServer:
+    """``limits``: the HTTP API's per-token rate limit, shared so MCP is no way around it."""
     local = _Connections()
 
     def conn() -> Any:
@@ -46,7 +47,10 @@ def build(db_url: str) -> MCPServer:
         headers = ctx.headers or {}
         header = headers.get("authorization") or headers.get("Authorization") or ""
         secret = header[7:].strip() if header.lower().startswith("bearer ") else None
-        return api.team_authenticate(conn(), secret)
+        principal = api.team_authenticate(conn(), secret)
+        if not limits.allow(principal.token_id):
+            raise RateLimited("Too many requests for this token; slow down.")
+        return principal
 
     def run(ctx: Context, call: Any) -> str:
         try:

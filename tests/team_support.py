@@ -85,15 +85,17 @@ class TeamServer:
 
     def start(self) -> TeamServer:
         env = {**os.environ, "MEMORY_LAYER_HOME": str(self.home)}
+        # Output to a file, never an unread pipe (a full pipe would stall the server).
+        self.log = self.home.parent / f"team-serve-{self.port}.log"
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "memory_layer", "team", "serve", "--db", self.db_url,
              "--port", str(self.port), *self.extra],
-            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            env=env, stdout=self.log.open("ab"), stderr=subprocess.STDOUT,
         )
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                raise AssertionError(f"team serve exited: {self.proc.stdout.read()}")
+                raise AssertionError(f"team serve exited: {self.log.read_text()}")
             try:
                 urllib.request.urlopen(self.url + "/v1/health", timeout=1).read()
                 return self

@@ -84,7 +84,7 @@ def test_public_bind_needs_tls_and_bodies_and_rates_are_bounded(
         assert codes[:4] == [200] * 4 and codes[-1] == 429
     finally:
         srv.kill()
-        log = srv.proc.stdout.read() if srv.proc and srv.proc.stdout else ""
+        log = srv.log.read_text(errors="replace")
     assert token not in log and token[:12] not in log
 
 
@@ -95,3 +95,35 @@ def test_agent_tokens_never_review_or_administer(scopes: str) -> None:
 
     with pytest.raises(InvalidInput, match="Agent and CI tokens"):
         parse_scopes(scopes, AGENT)
+
+
+def test_tokens_never_escalate_and_an_invite_never_hands_out_someone_elses_login(
+    tmp_path: Path, team  # noqa: F811
+) -> None:
+    srv, ana, tokens, admin = team
+    # A project admin inviting the org admin's name gets no token for that account.
+    boss = js(cli(ana, "team", "invite", "pat", "--project", PROJECT, "--role", "admin",
+                  "--json"))["token"]
+    code, body = srv.call("POST", "/v1/invites", boss,
+                          {"name": "ana", "project": PROJECT, "role": "reader"})
+    assert code == 403 and "organisation admin" in body["error"]
+    code, body = srv.call("POST", "/v1/invites", boss,
+                          {"name": "cy", "project": PROJECT, "role": "reviewer"})
+    assert code == 201 and body["token"] is None and body["existing"] is True
+    # A project-limited token mints only project-limited tokens; an agent only agents.
+    limited = srv.call("POST", "/v1/tokens", tokens["bo"], {
+        "scopes": "read,propose", "project": PROJECT, "expires": "1h"})[1]
+    child = srv.call("POST", "/v1/tokens", limited["token"],
+                     {"scopes": "read", "expires": "365d"})[1]
+    code, me = srv.call("GET", "/v1/me", child["token"])
+    assert code == 200 and [p["project"] for p in me["projects"]] == [PROJECT]
+    agent = srv.call("POST", "/v1/tokens", tokens["bo"], {
+        "scopes": "read,propose", "kind": "agent", "expires": "1h"})[1]["token"]
+    code, body = srv.call("POST", "/v1/tokens", agent, {"scopes": "read", "kind": "person"})
+    assert code == 403 and "agent tokens" in body["error"]
+    # Revoked means refused from then on.
+    assert srv.call("DELETE", f"/v1/tokens/{limited['id']}", tokens["bo"])[0] == 200
+    assert srv.call("GET", "/v1/me", limited["token"])[0] == 401
+    # Out-of-range numbers are a clear 400, not a "retry later".
+    code, body = srv.call("POST", "/v1/pull", tokens["bo"], {"cursors": {PROJECT: 2**70}})
+    assert code == 400 and "whole number" in body["error"]

@@ -188,8 +188,19 @@ def test_stale_changes_and_rival_values_become_decisions_not_overwrites(
     assert code == 201
     items = {i["text"]: i for i in js(cli(bo, "team", "review", "list", "--json"))}
     js(cli(bo, "team", "review", "accept", items["Python 3.12"]["id"], "--json"))
+    # The rival change made against revision 1 was marked stale by that accept.
     stale = cli(ana, "team", "review", "accept", items["Python 3.13"]["id"], check=False)
-    assert stale.returncode == 1 and ("revision" in stale.stderr or "decided" in stale.stderr)
+    assert stale.returncode == 1 and "already decided (stale)" in stale.stderr
+    # A device with an old copy proposes against revision 1 after the fact: refused at
+    # accept, and recorded as stale so it leaves the inbox instead of failing again.
+    code, late = srv.call("POST", "/v1/proposals", tokens["bo"], {
+        "client_key": "change-late-1234", "project": PROJECT, "text": "Python 3.9",
+        "category": "command", "memory_id": team_id, "base_revision": 1})
+    assert code == 201
+    refused = cli(ana, "team", "review", "accept", late["id"], check=False)
+    assert refused.returncode == 1 and "revision" in refused.stderr
+    again = cli(ana, "team", "review", "accept", late["id"], check=False)
+    assert "already decided (stale)" in again.stderr
     # A rival value for the same fact from another person: a conflict, not an overwrite.
     # bo holds the team's value locally: a rival value written there is a local
     # conflict, and sharing it says to propose a change instead.

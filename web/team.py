@@ -4,6 +4,7 @@ team inbox. The same calls as `memory-layer team status` and `team review`."""
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import quote
 
 from flask import Blueprint, flash, redirect, render_template, request, url_for
 from werkzeug.wrappers import Response
@@ -41,7 +42,8 @@ def decide(proposal_id: str) -> Response:
     if decision == "reject" and reason is None:
         raise InvalidInput("Say why it is rejected in the Reason field; its author sees it.")
     body = {"reason": reason, "supersede": request.form.get("supersede") == "on"}
-    result = api.team_call("POST", f"/v1/proposals/{proposal_id}/{decision}", body)
+    result = api.team_call("POST", f"/v1/proposals/{quote(proposal_id, safe='')}/{decision}",
+                           body)
     if decision == "accept":
         flash(f"Accepted: team memory {result['memory_id']} (revision {result['revision']}); "
               "members receive it on their next sync.")

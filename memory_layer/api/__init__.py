@@ -209,6 +209,7 @@ _HOMES = {
     "team_me": "memory_layer.api.team_server:me",
     "team_invite": "memory_layer.api.team_server:invite",
     "team_create_token": "memory_layer.api.team_server:create_token",
+    "team_revoke_token": "memory_layer.api.team_server:revoke_token",
     "team_propose": "memory_layer.api.team_server:propose",
     "team_inbox": "memory_layer.api.team_server:inbox",
     "team_decide": "memory_layer.api.team_server:decide",

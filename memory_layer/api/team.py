@@ -18,7 +18,7 @@ from typing import Any
 
 from memory_layer.api.team_soon import LOGIN_FILE
 from memory_layer.config import load_config
-from memory_layer.errors import InvalidInput, NotFound, TeamUnavailable
+from memory_layer.errors import InvalidInput, NotFound, TeamUnavailable, Unauthorized
 from memory_layer.models import utcnow
 from memory_layer.paths import user_dir
 from memory_layer.storage import operations, records, team_sync
@@ -31,7 +31,10 @@ PUSH_TIMEOUT = 5.0
 SYNC_BUDGET_SECONDS = 60.0
 PAGE = 500
 _LOCAL_STATUS = {"active": "active", "disputed": "disputed", "withdrawn": "retired"}
-# Refusals that no retry can change: the item leaves the outbox with the reason kept.
+# Refusals that no retry can change (bad input, unknown id, no permission, a conflict
+# or stale change): the item leaves the outbox with the reason kept, so one refused
+# item never blocks the rest. An expired token (Unauthorized) and "try later" (429,
+# an unreachable server) keep it queued.
 _PERMANENT = (InvalidInput, NotFound)
 
 
@@ -136,7 +139,7 @@ def _push(db: Any, server: Remote, *, timeout: float = PUSH_TIMEOUT) -> dict[str
         path = "/v1/outcomes" if item["kind"] == "outcome" else "/v1/proposals"
         try:
             answer = server.call("POST", path, item["body"], timeout=timeout)
-        except TeamUnavailable as exc:
+        except (TeamUnavailable, Unauthorized) as exc:
             team_sync.mark_failed(db, item["id"], str(exc))
             team_sync.set_state(db, {"last_error": str(exc)})
             return {"sent": sent, "refused": refused, "offline": True,
@@ -179,13 +182,13 @@ def sync(*, budget: float = SYNC_BUDGET_SECONDS) -> dict[str, Any]:
     db = open_db()
     try:
         pushed = _push(db, server)
-        if pushed["offline"]:
-            return {"pushed": pushed, "pulled": 0, "offline": True}
+        # Pull whatever happened to the push: approvals and withdrawals must arrive even
+        # while an item waits (rate limited, say).
         try:
             pulled = _pull(db, server, budget=budget)
-        except TeamUnavailable as exc:
+        except (TeamUnavailable, Unauthorized) as exc:
             team_sync.set_state(db, {"last_error": str(exc)})
-            return {"pushed": pushed, "pulled": 0, "offline": True}
+            return {"pushed": pushed, "pulled": 0, "offline": True, "error": str(exc)}
         team_sync.set_state(db, {"last_error": None, "last_sync_at": utcnow().isoformat(),
                                  "lag": json.dumps(pulled["lag"])})
         return {"pushed": pushed, **pulled, "offline": False}
@@ -227,6 +230,13 @@ def _mirror(
     db: Any, server_url: str, project: str, memory: dict[str, Any], config: dict[str, Any]
 ) -> None:
     status = _LOCAL_STATUS[memory["status"]]
+    exists = records.memory_exists(db, memory["id"])
+    if memory["status"] == "withdrawn":
+        if exists:
+            records.update_memory(db, memory["id"], {
+                "status": status, "team_revision": int(memory["revision"])},
+                actor=f"team:{server_url}", action="team_pull")
+        return  # never copied to a device that did not have it
     now = utcnow()
     fields = {
         "text": memory["text"], "category": memory["category"], "status": status,
@@ -241,7 +251,7 @@ def _mirror(
         "review_by": None,
     }
     actor = f"team:{server_url}"
-    if records.memory_exists(db, memory["id"]):
+    if exists:
         current = records.get_memory(db, memory["id"])
         if current.extra.get("team_revision") == fields["team_revision"] and \
                 current.outcome_score == fields["outcome_score"]:

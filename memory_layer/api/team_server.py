@@ -13,7 +13,15 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from memory_layer.capture.privacy import clean
-from memory_layer.errors import Conflict, Forbidden, InvalidInput, NotFound, Stale, Unauthorized
+from memory_layer.errors import (
+    Conflict,
+    Forbidden,
+    InvalidInput,
+    NotFound,
+    RateLimited,
+    Stale,
+    Unauthorized,
+)
 from memory_layer.storage.pg import identity, schema, shared
 from memory_layer.team import access, scores
 from memory_layer.team.access import Principal
@@ -47,22 +55,28 @@ def init_server(
                 return {"applied": applied, "token": None, "org": None}
             org_id = identity.create_org(conn, org, allow_self_review=solo)
             user = identity.create_user(conn, org_id, admin, is_admin=True)
-            secret = _issue(conn, user, kind=access.PERSON, scopes=list(access.SCOPES),
-                            project=None, expires=ADMIN_TOKEN_DAYS, device=None)
+            secret, _token_id = _issue(conn, user, kind=access.PERSON,
+                                       scopes=list(access.SCOPES), project=None,
+                                       expires=ADMIN_TOKEN_DAYS, device=None)
     return {"applied": applied, "token": secret, "org": org, "admin": admin}
 
 
 def _issue(
     conn: psycopg.Connection, user: int, *, kind: str, scopes: list[str], project: int | None,
-    expires: str, device: str | None,
-) -> str:
+    expires: str, device: str | None, not_after: datetime | None = None,
+) -> tuple[str, int]:
+    """A new token (the secret, shown once, and its id); it expires no later than
+    ``not_after`` (the token that asked for it)."""
     secret, digest, prefix = access.new_token()
     device_id = identity.ensure_device(conn, user, device) if device else None
-    identity.insert_token(
+    expires_at = _now() + access.parse_expiry(expires)
+    if not_after is not None:
+        expires_at = min(expires_at, not_after)
+    token_id = identity.insert_token(
         conn, user=user, device=device_id, kind=kind, digest=digest, prefix=prefix,
-        scopes=scopes, project=project, expires_at=_now() + access.parse_expiry(expires),
+        scopes=scopes, project=project, expires_at=expires_at,
     )
-    return secret
+    return secret, token_id
 
 
 def authenticate(conn: psycopg.Connection, secret: str | None) -> Principal:
@@ -78,6 +92,7 @@ def authenticate(conn: psycopg.Connection, secret: str | None) -> Principal:
         user_id=int(row["user_id"]), user_name=row["user_name"], org_id=int(row["org_id"]),
         token_id=int(row["token_id"]), kind=row["kind"], scopes=frozenset(row["scopes"]),
         project_id=row["project_id"], is_admin=bool(row["is_admin"]),
+        expires_at=row["expires_at"],
     )
 
 
@@ -108,18 +123,29 @@ def invite(conn: psycopg.Connection, caller: Principal, request: Invite) -> dict
     if access.ADMIN not in caller.scopes:
         raise Forbidden("Inviting needs a token with the admin scope.")
     with conn.transaction():
-        project = identity.ensure_project(conn, caller.org_id, request.project) \
-            if caller.is_admin else _project(conn, caller, request.project, access.ADMIN)
+        if caller.is_admin and caller.project_id is None:
+            project = identity.ensure_project(conn, caller.org_id, request.project)
+        else:
+            project = _project(conn, caller, request.project, access.ADMIN)
         if caller.is_admin and identity.role_of(conn, caller.user_id, project) is None:
             # The org admin who opens a project administers it: its inbox is theirs too.
             identity.set_membership(conn, caller.user_id, project, "admin")
+        existing = identity.user_id(conn, caller.org_id, request.name)
+        if existing is not None:
+            # Never a token for someone who already has an account: that would let an
+            # admin of one project log in as anyone (the org admin included).
+            if identity.is_org_admin(conn, existing) and not caller.is_admin:
+                raise Forbidden("Only an organisation admin changes an organisation admin.")
+            identity.set_membership(conn, existing, project, request.role)
+            return {"user": request.name, "project": request.project, "role": request.role,
+                    "token": None, "expires_in": None, "existing": True}
         user = identity.create_user(conn, caller.org_id, request.name, is_admin=False)
         identity.set_membership(conn, user, project, request.role)
         scopes = sorted(access.ROLES[request.role])
-        secret = _issue(conn, user, kind=access.PERSON, scopes=scopes, project=None,
-                        expires=INVITE_TOKEN_DAYS, device=None)
+        secret, _token_id = _issue(conn, user, kind=access.PERSON, scopes=scopes, project=None,
+                                   expires=INVITE_TOKEN_DAYS, device=None)
     return {"user": request.name, "project": request.project, "role": request.role,
-            "token": secret, "expires_in": INVITE_TOKEN_DAYS}
+            "token": secret, "expires_in": INVITE_TOKEN_DAYS, "existing": False}
 
 
 def create_token(
@@ -132,15 +158,33 @@ def create_token(
         raise Forbidden(
             f"Your token cannot grant {', '.join(sorted(scopes - caller.scopes))}."
         )
+    if caller.kind == access.AGENT and request.kind != access.AGENT:
+        raise Forbidden("An agent token can only create agent tokens.")
     access.parse_expiry(request.expires)
     with conn.transaction():
         project = (
             _project(conn, caller, request.project, access.READ) if request.project else None
         )
-        secret = _issue(conn, caller.user_id, kind=request.kind, scopes=sorted(scopes),
-                        project=project, expires=request.expires, device=request.device)
-    return {"token": secret, "kind": request.kind, "scopes": sorted(scopes),
+        if caller.project_id is not None:
+            # A token limited to one project makes tokens for that project only.
+            if project not in (None, caller.project_id):
+                raise Forbidden("This token is limited to another project.")
+            project = caller.project_id
+        secret, token_id = _issue(conn, caller.user_id, kind=request.kind,
+                                  scopes=sorted(scopes), project=project,
+                                  expires=request.expires, device=request.device,
+                                  not_after=caller.expires_at)
+    return {"token": secret, "id": token_id, "kind": request.kind, "scopes": sorted(scopes),
             "project": request.project, "expires_in": request.expires}
+
+
+def revoke_token(conn: psycopg.Connection, caller: Principal, token_id: int) -> dict[str, Any]:
+    """Revoke one of the caller's own tokens (a lost laptop, a retired CI job)."""
+    with conn.transaction():
+        revoked = identity.revoke_token(conn, token_id, caller.user_id)
+    if not revoked:
+        raise NotFound("No live token of yours with that id.")
+    return {"id": token_id, "revoked": True}
 
 
 def propose(conn: psycopg.Connection, caller: Principal, request: Proposal) -> dict[str, Any]:
@@ -149,11 +193,11 @@ def propose(conn: psycopg.Connection, caller: Principal, request: Proposal) -> d
     text = clean(request.text)  # the server redacts again: clients may be old or wrong
     with conn.transaction():
         project = _project(conn, caller, request.project, access.PROPOSE)
-        earlier = shared.proposal_by_client_key(conn, request.client_key)
+        earlier = shared.proposal_by_client_key(conn, request.client_key, caller.user_id)
         if earlier is not None:
             return _proposal_view(earlier, repeated=True)
         if shared.open_proposal_count(conn, caller.user_id) >= MAX_OPEN_PROPOSALS:
-            raise InvalidInput(
+            raise RateLimited(
                 f"You have {MAX_OPEN_PROPOSALS} proposals waiting for review, the limit; "
                 "ask a reviewer to work through them first."
             )
@@ -250,14 +294,28 @@ def decide(conn: psycopg.Connection, caller: Principal, decision: Decision) -> d
                                    by=caller.user_id, reason=decision.reason)
             return {"proposal": proposal["id"], "status": "rejected"}
         shared.lock_project(conn, project)
-        memory_id, kind, revision = _apply(conn, caller, proposal, decision, vector)
-        shared.decide_proposal(conn, proposal["id"], status="accepted", by=caller.user_id,
-                               reason=decision.reason)
-        seq = shared.append_op(conn, project=project, memory_id=memory_id, kind=kind,
-                               revision=revision, actor=caller.user_id)
-        stale = shared.mark_stale(conn, memory_id, revision, caller.user_id)
+        refused: Stale | None = None
+        try:
+            with conn.transaction():  # a savepoint: a stale change writes nothing here
+                memory_id, kind, revision = _apply(conn, caller, proposal, decision, vector)
+        except Stale as exc:
+            # Recorded (and committed) as stale, then refused, so it leaves the inbox.
+            shared.decide_proposal(conn, proposal["id"], status="stale", by=caller.user_id,
+                                   reason=str(exc)[:500])
+            refused = exc
+        else:
+            shared.decide_proposal(conn, proposal["id"], status="accepted",
+                                   by=caller.user_id, reason=decision.reason)
+            seq = None
+            made_stale = 0
+            if kind:  # "" = the team already held exactly this text: nothing new to log
+                seq = shared.append_op(conn, project=project, memory_id=memory_id, kind=kind,
+                                       revision=revision, actor=caller.user_id)
+                made_stale = shared.mark_stale(conn, memory_id, revision, caller.user_id)
+    if refused is not None:
+        raise refused
     return {"proposal": proposal["id"], "status": "accepted", "memory_id": memory_id,
-            "revision": revision, "seq": seq, "made_stale": stale}
+            "revision": revision, "seq": seq, "made_stale": made_stale}
 
 
 def _apply(
@@ -269,7 +327,9 @@ def _apply(
     if proposal["subject"] and not proposal["memory_id"]:
         fact = shared.active_fact(conn, proposal["project_id"], proposal["subject"],
                                   proposal["fact_key"])
-        target = fact["id"] if fact is not None and fact["text"] != proposal["text"] else None
+        if fact is not None and fact["text"] == proposal["text"]:
+            return fact["id"], "", int(fact["revision"])  # already the team's value
+        target = fact["id"] if fact is not None else None
         if target and not decision.supersede:
             raise Conflict(
                 f"The team already holds {proposal['subject']} / {proposal['fact_key']} = "
@@ -286,8 +346,6 @@ def _apply(
         raise Stale("The memory this change was for has been withdrawn; propose it anew.")
     base = proposal["base_revision"]
     if proposal["memory_id"] and base != memory["revision"]:
-        shared.decide_proposal(conn, proposal["id"], status="stale", by=caller.user_id,
-                               reason=f"made against revision {base}, now {memory['revision']}")
         raise Stale(
             f"This change was made against revision {base}; the memory is at revision "
             f"{memory['revision']} now. Propose the change again against the current text."
@@ -303,6 +361,12 @@ def _member_memory(
 ) -> dict[str, Any]:
     """The memory, locked, when the caller may ``action`` it; one uniform refusal for a
     memory that does not exist and one in a project the caller is not in."""
+    peek = shared.get_memory(conn, memory_id)
+    if peek is None:
+        raise NotFound(_WITHHELD)
+    # Project first, then the memory: the order `decide` takes them in, so two
+    # reviewers' writes wait for each other instead of deadlocking.
+    shared.lock_project(conn, peek["project_id"])
     memory = shared.get_memory(conn, memory_id, lock=True)
     if memory is None:
         raise NotFound(_WITHHELD)
@@ -339,6 +403,8 @@ def dispute(conn: psycopg.Connection, caller: Principal, request: Dispute) -> di
     reviewer keeps or withdraws it."""
     with conn.transaction():
         memory = _member_memory(conn, caller, request.memory_id, access.DISPUTE)
+        if memory["status"] == "withdrawn":
+            raise InvalidInput("This team memory was withdrawn; there is nothing to dispute.")
         if shared.dispute_by_client_key(conn, request.client_key) is not None:
             return {"memory_id": memory["id"], "status": memory["status"], "repeated": True}
         shared.insert_dispute(conn, client_key=request.client_key, memory_id=memory["id"],
@@ -397,6 +463,10 @@ def pull(
 
 def _op_view(op: dict[str, Any]) -> dict[str, Any]:
     memory = dict(op["memory"])
+    if memory["status"] == "withdrawn":
+        # Withdrawn means withdrawn: its words go to no device from now on (an
+        # accidental secret included); devices that hold it retire their copy.
+        memory.update(text="", subject=None, fact_key=None)
     for key in ("created_at", "updated_at"):
         memory[key] = memory[key].isoformat() if memory.get(key) else None
     memory.pop("author_id", None)

@@ -311,8 +311,13 @@ def restore(db: Conn, memory_id: str, *, actor: str = "cli", reason: str | None 
 
 
 def purge(db: Conn, memory_id: str, *, actor: str, reason: str | None = None) -> Memory:
-    """Delete a record for good (the operations log keeps what it was)."""
-    from memory_layer.storage.records import delete_memory
+    """Delete a record for good (the operations log keeps what it was). A team memory
+    only once it is retired here (withdrawn by the team, or never wanted again)."""
+    from memory_layer.storage.records import delete_memory, get_memory
+
+    current = get_memory(db, memory_id)
+    if current.status != "retired":
+        refuse_team_change(current, "purged")
 
     check_reason(reason)
     return delete_memory(db, memory_id, actor=actor, context={"reason": reason} if reason else None)

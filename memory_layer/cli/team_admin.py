@@ -167,6 +167,10 @@ def invite(name: str, project: str | None, role: str, as_json: bool) -> None:
     if as_json:
         echo_json(result)
         return
+    if result["existing"]:  # type: ignore[index]
+        click.echo(f"{name} already has an account: now a {role} of {result['project']}; "  # type: ignore[index]
+                   "they keep using their own token.")
+        return
     click.echo(f"{name} is a {role} of {result['project']}. Their token (shown once, "  # type: ignore[index]
                f"expires in {result['expires_in']}):")  # type: ignore[index]
     click.echo(result["token"])  # type: ignore[index]
@@ -204,6 +208,23 @@ def token_create(scopes: str, expires: str, project: str | None, kind: str, devi
         echo_json(result)
         return
     click.echo(result["token"])  # type: ignore[index]
+
+
+@token.command("revoke")
+@click.argument("token_id", type=int)
+@json_option
+def token_revoke(token_id: int, as_json: bool) -> None:
+    """Revoke one of your tokens by its id (printed by `team token create --json`).
+
+    \b
+    Example:
+        memory-layer team token revoke 12
+    """
+    result = _call("DELETE", f"/v1/tokens/{token_id}")
+    if as_json:
+        echo_json(result)
+        return
+    click.echo(f"Revoked token {token_id}.")
 
 
 @team.command()

@@ -11,7 +11,7 @@ import hashlib
 import re
 import secrets
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from memory_layer.errors import Forbidden, InvalidInput
 
@@ -52,6 +52,7 @@ class Principal:
     scopes: frozenset[str]
     project_id: int | None  # a token limited to one project
     is_admin: bool
+    expires_at: datetime | None = None
 
 
 def new_token() -> tuple[str, str, str]:

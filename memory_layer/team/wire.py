@@ -36,12 +36,16 @@ def _text(data: dict[str, Any], name: str, limit: int, *, required: bool = True)
     return value
 
 
-def _int(data: dict[str, Any], name: str) -> int | None:
+MAX_INT = 2**31 - 1  # revisions and limits are PostgreSQL integers
+MAX_SEQ = 2**63 - 1  # the log's seq is a bigint
+
+
+def _int(data: dict[str, Any], name: str, top: int = MAX_INT) -> int | None:
     value = data.get(name)
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise InvalidInput(f"'{name}' must be a whole number of 0 or more.")
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= top:
+        raise InvalidInput(f"'{name}' must be a whole number from 0 to {top}.")
     return value
 
 
@@ -189,8 +193,10 @@ def pull_request(data: dict[str, Any]) -> tuple[dict[str, int], int]:
     checked: dict[str, int] = {}
     for key, seq in cursors.items():
         if not isinstance(key, str) or isinstance(seq, bool) or not isinstance(seq, int) \
-                or seq < 0:
-            raise InvalidInput("Each cursor must be a project key and a seq of 0 or more.")
+                or not 0 <= seq <= MAX_SEQ:
+            raise InvalidInput(
+                f"Each cursor must be a project key and a whole number from 0 to {MAX_SEQ}."
+            )
         checked[key] = seq
     limit = _int(data, "limit")
     return checked, DEFAULT_PULL if limit is None else limit

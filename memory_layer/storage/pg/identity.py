@@ -42,6 +42,11 @@ def user_id(conn: psycopg.Connection, org_id: int, name: str) -> int | None:
     return int(row[0]) if row else None
 
 
+def is_org_admin(conn: psycopg.Connection, user: int) -> bool:
+    row = conn.execute("SELECT is_admin FROM users WHERE id = %s", [user]).fetchone()
+    return bool(row and row[0])
+
+
 def ensure_project(conn: psycopg.Connection, org_id: int, key: str) -> int:
     row = conn.execute(
         "INSERT INTO projects(org_id, key) VALUES (%s, %s) "
@@ -120,7 +125,7 @@ def token_owner(conn: psycopg.Connection, digest: str) -> dict[str, Any] | None:
         "WHERE t.hash = %s AND u.id = t.user_id AND t.revoked_at IS NULL "
         "AND (t.expires_at IS NULL OR t.expires_at > now()) "
         "RETURNING t.id, t.kind, t.scopes, t.project_id, t.device_id, u.id, u.name, "
-        "u.org_id, u.is_admin",
+        "u.org_id, u.is_admin, t.expires_at",
         [digest],
     ).fetchone()
     if row is None:
@@ -128,7 +133,8 @@ def token_owner(conn: psycopg.Connection, digest: str) -> dict[str, Any] | None:
     if row[4] is not None:
         conn.execute("UPDATE devices SET last_seen_at = now() WHERE id = %s", [row[4]])
     keys = ("token_id", "kind", "scopes", "project_id", "device_id", "user_id", "user_name")
-    return {**dict(zip(keys, row[:7], strict=True)), "org_id": row[7], "is_admin": row[8]}
+    return {**dict(zip(keys, row[:7], strict=True)), "org_id": row[7], "is_admin": row[8],
+            "expires_at": row[9]}
 
 
 def revoke_token(conn: psycopg.Connection, token: int, user: int) -> bool:

@@ -37,8 +37,13 @@ def lock_project(conn: psycopg.Connection, project: int) -> None:
     conn.execute("SELECT id FROM projects WHERE id = %s FOR UPDATE", [project])
 
 
-def proposal_by_client_key(conn: psycopg.Connection, client_key: str) -> dict[str, Any] | None:
-    row = conn.execute(_PROPOSAL_SELECT + " WHERE p.client_key = %s", [client_key]).fetchone()
+def proposal_by_client_key(
+    conn: psycopg.Connection, client_key: str, author: int
+) -> dict[str, Any] | None:
+    """The author's own earlier proposal with this key (never someone else's)."""
+    row = conn.execute(
+        _PROPOSAL_SELECT + " WHERE p.client_key = %s AND p.author_id = %s", [client_key, author]
+    ).fetchone()
     return _proposal(row) if row else None
 
 
