@@ -278,6 +278,10 @@ def decide(conn: psycopg.Connection, caller: Principal, decision: Decision) -> d
     peek = shared.get_proposal(conn, decision.proposal_id)
     vector = _vector(peek["text"]) if peek is not None and decision.accept else None
     with conn.transaction():
+        if peek is not None:
+            # The project first, as every other write takes it: accepting one proposal
+            # marks its rivals stale, which must not wait on a reviewer holding a rival.
+            shared.lock_project(conn, peek["project_id"])
         proposal = shared.get_proposal(conn, decision.proposal_id, lock=True)
         if proposal is None:
             raise NotFound("No open team proposal with that id; `memory-layer team review`.")
