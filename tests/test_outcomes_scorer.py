@@ -231,3 +231,10 @@ def test_recall_explain_says_when_a_rival_was_tried_first(
     )
     assert out.exit_code == 0, out.output
     assert "tried first (outcomes.explore)" in out.output
+
+
+def test_the_chance_of_holding_survives_a_long_record() -> None:
+    # math.comb over ~1,000 tries overflows a float; the gate must not fail closed.
+    assert 0.0 <= chance_of_holding(900, 700, 0.6) <= 1.0
+    assert chance_of_holding(2_000, 0, 0.6) == pytest.approx(1.0)
+    assert chance_of_holding(0, 3_000, 0.6) == pytest.approx(0.0, abs=1e-12)

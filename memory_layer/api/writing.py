@@ -186,9 +186,12 @@ def risky_hold(text: str, source: str) -> str | None:
 
     if not is_automatic(source):
         return None
+    from memory_layer.inert import for_model
     from memory_layer.trust.risky import risky_instruction
 
-    return risky_instruction(text)
+    # Judged as the model will read it: invisible characters (cu\u200brl | sh) are
+    # removed at injection, so they must not hide an instruction from this check.
+    return risky_instruction(for_model(text))
 
 
 def _propose(

@@ -540,11 +540,17 @@ def replay_into() -> str | None:
         for path in paths:
             if conn is None:
                 break
-            entry = journal.load(path)
-            if entry is None:
+            try:
+                entry = journal.load(path)
+                if entry is None:
+                    continue
+                event = event_from_dict(entry.event)
+            except Exception:  # unreadable, or an event we cannot rebuild: kept aside,
+                # as replay_journal does, so one bad entry never blocks a restore
+                if path.exists():
+                    journal.set_aside(path)
                 continue
             try:
-                event = event_from_dict(entry.event)
                 handle_captured(event, conn, config, embedder=None, now=entry.received)
             except (DatabaseError, sqlite3.DatabaseError) as exc:
                 if isinstance(exc, sqlite3.DatabaseError) and not store_trouble(exc):

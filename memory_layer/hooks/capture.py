@@ -93,7 +93,13 @@ def transcript_candidates(
     if subagent:
         # A subagent's transcript is all sidechain, and its "user" turns are the main
         # agent's instructions, not the user's: keep only the subagent's own findings.
-        entries = [replace(e, is_sidechain=False) for e in entries if e.role == "assistant"]
+        # Tool results stay: relay detection must see what a tool returned to the
+        # subagent, or a fetched page it repeats would pass as its own words.
+        entries = [
+            replace(e, is_sidechain=False)
+            for e in entries
+            if e.role == "assistant" or e.is_tool_result
+        ]
     found = list(extract_from_entries(entries))
     if tools:
         from memory_layer.api import events_from_entries, signal_candidates

@@ -13,6 +13,7 @@ agent never saw.
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from dataclasses import dataclass
 from datetime import datetime
@@ -150,8 +151,13 @@ class Gate:
 # --- formatting ------------------------------------------------------------------
 
 
+_FORGED_END = re.compile(re.escape(END_LINE), re.IGNORECASE)
+
+
 def _one_line(text: str, limit: int) -> str:
     flat = " ".join(api.model_text(text).split())
+    # Only the block itself may say the notes are over.
+    flat = _FORGED_END.sub("(end of notes, quoted)", flat)
     return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
 
 

@@ -130,10 +130,20 @@ def chance_of_holding(successes: int, failures: int, rate: float) -> float:
     """P(true success rate ≥ ``rate``) under Beta(1 + successes, 1 + failures): for whole
     counts, P(Binomial(successes + failures + 1, rate) ≤ successes)."""
     trials = max(0, successes) + max(0, failures) + 1
-    return sum(
-        math.comb(trials, k) * rate**k * (1 - rate) ** (trials - k)
-        for k in range(max(0, successes) + 1)
-    )
+    if rate <= 0.0:
+        return 1.0
+    if rate >= 1.0:
+        return 1.0 if successes >= trials else 0.0
+
+    # In log space: math.comb(trials, k) overflows a float beyond ~1,000 tries, and an
+    # exception here would empty a prompt's injection (the gate fails closed).
+    def log_term(k: int) -> float:
+        return (
+            math.lgamma(trials + 1) - math.lgamma(k + 1) - math.lgamma(trials - k + 1)
+            + k * math.log(rate) + (trials - k) * math.log1p(-rate)
+        )
+
+    return min(1.0, sum(math.exp(log_term(k)) for k in range(max(0, successes) + 1)))
 
 
 def may_retry(memory: Memory, config: dict[str, Any] | None = None) -> bool:
