@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import click
@@ -71,3 +72,16 @@ def current_project(project: str | None) -> str:
 
 def json_option(fn: Callable[..., Any]) -> Callable[..., Any]:
     return click.option("--json", "as_json", is_flag=True, help="Print JSON.")(fn)
+
+
+def progress(label: str) -> Callable[[Iterable[Any]], Iterator[Any]]:
+    """A progress bar on a terminal (stderr), nothing when piped."""
+
+    def wrap(items: Iterable[Any]) -> Iterator[Any]:
+        if not sys.stderr.isatty():
+            yield from items
+            return
+        with click.progressbar(items, label=label, file=sys.stderr) as bar:
+            yield from bar
+
+    return wrap

@@ -4,27 +4,22 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from typing import Any, BinaryIO
 
 import click
 
 from memory_layer.api import counted
 from memory_layer.cli import cli
-from memory_layer.cli.common import config, echo_json, embedder_for, json_option, open_store, say
-
-
-def _progress(label: str) -> Any:
-    """A progress bar on a terminal, nothing when piped."""
-
-    def wrap(items: Iterable[Any]) -> Iterator[Any]:
-        if not sys.stderr.isatty():
-            yield from items
-            return
-        with click.progressbar(items, label=label, file=sys.stderr) as bar:
-            yield from bar
-
-    return wrap
+from memory_layer.cli.common import (
+    config,
+    echo_json,
+    embedder_for,
+    json_option,
+    open_store,
+    progress,
+    say,
+)
 
 
 def _batch_progress(label: str) -> Any:
@@ -71,8 +66,8 @@ def import_command(source: BinaryIO, no_embed: bool, as_json: bool) -> None:
         db,
         records,
         embedder=embedder,
-        progress=_progress("Embedding"),
-        write_progress=_progress("Importing"),
+        progress=progress("Embedding"),
+        write_progress=progress("Importing"),
     )
     if as_json:
         echo_json({"imported": report.imported, "skipped": report.skipped})

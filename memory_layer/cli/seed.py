@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Iterator
-from typing import Any
-
 import click
 
 from memory_layer.cli import cli
@@ -15,22 +11,10 @@ from memory_layer.cli.common import (
     embedder_for,
     json_option,
     open_store,
+    progress,
     say,
     short,
 )
-
-
-def _bar(label: str) -> Any:
-    """A progress bar over files on a terminal; nothing when piped."""
-
-    def wrap(items: list[Any]) -> Iterator[Any]:
-        if not sys.stderr.isatty():
-            yield from items
-            return
-        with click.progressbar(items, label=label, file=sys.stderr) as bar:
-            yield from bar
-
-    return wrap
 
 
 @cli.command(name="import-instructions")
@@ -152,7 +136,7 @@ def backfill_command(
         now=utcnow(),
         projects=projects,
         dry_run=dry_run,
-        progress=_bar("Reading transcripts"),
+        progress=progress("Reading transcripts"),
     )
     if as_json:
         echo_json({"dry_run": dry_run, "transcripts": [r.to_dict() for r in runs]})
