@@ -62,19 +62,22 @@ def backup(dest: Path | None = None) -> dict[str, Any]:
 
 def restore(source: Path) -> dict[str, Any]:
     """Make the store exactly the backup ``source``: checked (integrity, a schema this
-    version knows), staged beside the store, swapped in atomically while no other
-    process has the store open; the current store is kept in backups/ and named in
-    the result. The engine must be stopped first (the CLI does it)."""
+    version knows), staged beside the store, copied into it in one transaction while no
+    other process has it open (it keeps its file, so a process opening it meanwhile
+    waits and then reads the backup); the current store is copied to backups/ first and
+    named in the result. The engine must be stopped first (the CLI does it)."""
     from memory_layer.paths import db_path
     from memory_layer.storage.db import store_files
     from memory_layer.storage.restore import (
         StoreInUse,
-        file_sha256,
+        content_digest,
+        copy_aside,
+        copy_in,
         held_alone,
         holders,
         inspect_backup,
+        replace_damaged,
         stage,
-        swap,
     )
 
     store = db_path()
@@ -90,22 +93,30 @@ def restore(source: Path) -> dict[str, Any]:
             "clients, Claude Code sessions), then run the restore again. Nothing was changed."
         )
     stamp = utcnow().strftime("%Y%m%dT%H%M%S%fZ")
+    aside = user_dir() / "backups" / f"replaced-{stamp}.db"
     staged = store.with_name(f".{store.name}.restore-{os.getpid()}")
     try:
         exact = stage(source, staged)
-        with held_alone(store) as sound:
-            had_store = store.exists()
-            aside = user_dir() / "backups" / f"replaced-{stamp}.db" if had_store else None
-            kept = swap(store, staged, aside, sound=sound)
+        expected = content_digest(staged)
+        had_store = store.exists()
+        with held_alone(store) as held:
+            if held is not None:
+                kept = [copy_aside(held, aside)]
+                restored = copy_in(held, store, staged)
+            else:
+                kept = replace_damaged(store, staged, aside if had_store else None)
+                restored = content_digest(store)
     finally:
         staged.unlink(missing_ok=True)
-    restored = file_sha256(store)
     return {
         "restored": str(source),
         "path": str(store),
         "memories": info.memories,
         "operations": info.operations,
-        "identical": (restored == info.sha256) if exact else None,
+        # The same pages as the backup: every row, schema and setting (SQLite's change
+        # counters in the header differ; `exact` is False when a -wal beside the backup
+        # was folded in, then the comparison is with the folded copy).
+        "identical": (restored == expected) if exact else None,
         "previous": [str(p) for p in kept],
-        "previous_was_sound": sound if had_store else None,
+        "previous_was_sound": (held is not None) if had_store else None,
     }

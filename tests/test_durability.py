@@ -252,3 +252,28 @@ def test_a_hook_that_cannot_write_keeps_its_event_for_the_engine(
         assert wait_for(lambda: lifecycle.running_pid() not in (None, -1), 30)
     assert wait_for(lambda: tool_events(claude) == ["echo kept-for-later"], 60), tool_events(claude)
     assert wait_for(lambda: journal.count() == 0, 10)
+
+
+def test_an_engine_starting_keeps_a_half_written_entry_of_a_live_writer(claude: Claude) -> None:
+    """A hook journals its event when the store is locked; an engine starting at that
+    moment must not delete the entry it is writing (it only clears a crash's leftovers:
+    partials of processes that are gone, or too old to be anyone's write in progress)."""
+    folder = journal.journal_dir()
+    writer = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    try:
+        live = folder / f".{time.time_ns():020d}-{writer.pid}-000000.json.partial"
+        dead = folder / f".{time.time_ns():020d}-{gone.pid}-000000.json.partial"
+        stale = folder / f".{time.time_ns():020d}-{writer.pid}-000001.json.partial"
+        for path in (live, dead, stale):
+            path.write_text('{"format": 1, "rece')
+        old = time.time() - journal.PARTIAL_STALE_S - 5
+        os.utime(stale, (old, old))
+        assert lifecycle.spawn(force=True)
+        assert lifecycle.wait_until_ready(30)
+        assert live.exists()
+        assert not dead.exists() and not stale.exists()
+    finally:
+        writer.kill()
+        writer.wait()

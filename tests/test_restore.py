@@ -1,6 +1,6 @@
 """Issue 14, point 2: `memory-layer backup restore FILE`, through the CLI process.
 
-The result is exactly the backup (byte for byte), the engine is stopped first and what
+The result is exactly the backup (every page; SQLite's header counters aside), the engine is stopped first and what
 it acknowledged goes to the store being set aside, a store another process has open
 is refused, a bad backup is refused with the store untouched, and a corrupt store's
 message points to the restore.
@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from memory_layer.engine import journal, lifecycle
+from memory_layer.storage.restore import content_digest
 from tests.test_hooks_support import Claude, engine_pids, make_project, write_config
 
 ENGINE_KEYWORD = "embedding:\n  enabled: false\nengine:\n  enabled: true\n  idle_timeout_s: 60\n"
@@ -95,7 +96,8 @@ def test_restore_is_exactly_the_backup_and_keeps_the_current_store(
     assert lifecycle.running_pid() is None
     store = user_home / "memories.db"
     assert info["identical"] is True
-    assert sha(store) == before == sha(backed_up)  # and the backup itself is untouched
+    assert content_digest(store) == content_digest(backed_up)
+    assert sha(backed_up) == before  # and the backup itself is untouched
     assert not (user_home / "memories.db-wal").exists()
     assert texts() == ["Run the tests with `make test`.", "The staging deploy needs the VPN up first."]
     previous = Path(info["previous"][0])
@@ -216,3 +218,67 @@ def test_events_the_engine_acknowledged_go_to_the_store_set_aside(
     commands = [r[0] for r in conn.execute("SELECT command FROM session_events")]
     conn.close()
     assert commands == ["echo acknowledged"]
+
+
+OPENER = """
+import sys
+from memory_layer.storage.db import open_db
+from memory_layer.storage.records import transaction
+
+print("ready", flush=True)
+sys.stdin.readline()  # told once the restore holds the store (after its open-files check)
+conn = open_db()
+with transaction(conn):
+    conn.execute("INSERT INTO session_events (session_id, project, kind, command, at)"
+                 " VALUES ('s', 'p', 'tool', 'written during the restore', '2026-12-01')")
+print("written", flush=True)
+"""
+
+
+def test_a_process_opening_the_store_during_the_restore_writes_to_the_restored_store(
+    user_home: Path, backed_up: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A hook (or an engine a hook starts) that opens memories.db while the restore holds
+    it waits on SQLite's lock, then reads and writes the restored store through the same
+    file: its write is neither lost in the store set aside nor a stale -wal/-shm left
+    beside the restored file (a rename-based swap did both)."""
+    from memory_layer import backup as backup_module
+    from memory_layer.storage import restore as mechanics
+
+    remember("Use pnpm, never npm, in this monorepo.", "convention")
+    opener = subprocess.Popen(
+        [sys.executable, "-c", OPENER],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert opener.stdout is not None and opener.stdin is not None
+    assert opener.stdout.readline().strip() == "ready"
+    real_copy_aside = mechanics.copy_aside
+
+    def opens_meanwhile(held: mechanics.Held, aside: Path) -> Path:
+        opener.stdin.write("go\n")
+        opener.stdin.flush()
+        time.sleep(0.8)  # long enough to have opened the file and to wait on the lock
+        assert opener.poll() is None, "the opener must be waiting on the held store"
+        return real_copy_aside(held, aside)
+
+    monkeypatch.setattr(mechanics, "copy_aside", opens_meanwhile)
+    info = backup_module.restore(backed_up)
+    assert opener.stdout.readline().strip() == "written"
+    assert opener.wait(timeout=30) == 0
+    assert info["identical"] is True
+    store = user_home / "memories.db"
+    conn = sqlite3.connect(store)
+    assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    written = [r[0] for r in conn.execute("SELECT command FROM session_events")]
+    conn.close()
+    assert written == ["written during the restore"]
+    assert texts() == ["Run the tests with `make test`.", "The staging deploy needs the VPN up first."]
+    aside = sqlite3.connect(info["previous"][0])
+    assert [r[0] for r in aside.execute("SELECT command FROM session_events")] == []
+    assert "Use pnpm, never npm, in this monorepo." in [
+        r[0] for r in aside.execute("SELECT text FROM memories")
+    ]
+    aside.close()
+    assert not Path(info["previous"][0] + "-wal").exists()

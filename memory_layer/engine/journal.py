@@ -39,6 +39,9 @@ SUFFIX = ".json"
 # whose handling failed for a reason other than the store (a bug), is kept under this
 # suffix for a person to look at (`memory-layer doctor` counts them), never retried.
 FAILED_SUFFIX = ".failed"
+# Writing an entry takes milliseconds; a partial this old is a crash's leftover even if
+# its pid now belongs to another process.
+PARTIAL_STALE_S = 60.0
 _sequence = itertools.count()
 
 
@@ -133,14 +136,41 @@ def load(path: Path) -> Entry | None:
     return Entry(path, event, received)
 
 
-def clear_partials() -> int:
-    """Remove half-written entries (a crash while writing: never acknowledged)."""
+def clear_partials(now: float | None = None) -> int:
+    """Remove half-written entries left by a crash while writing (never acknowledged).
+
+    A hook may be writing one at this very moment (it journals when the store is locked),
+    so only a partial whose writer is gone, or one older than ``PARTIAL_STALE_S`` (a pid
+    can be reused), is removed."""
     removed = 0
+    now = time.time() if now is None else now
     for path in journal_dir().iterdir():
-        if path.name.startswith(".") and path.name.endswith(".partial"):
-            path.unlink(missing_ok=True)
-            removed += 1
+        if not (path.name.startswith(".") and path.name.endswith(".partial")):
+            continue
+        try:
+            age = now - path.stat().st_mtime
+        except FileNotFoundError:
+            continue  # renamed into place meanwhile
+        if age < PARTIAL_STALE_S and _writer_alive(path.name):
+            continue
+        path.unlink(missing_ok=True)
+        removed += 1
     return removed
+
+
+def _writer_alive(name: str) -> bool:
+    """Whether the process named in ``.<ns>-<pid>-<n>.json.partial`` still runs."""
+    try:
+        pid = int(name[1:].split("-")[1])
+    except (IndexError, ValueError):
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone's process (not ours: the journal is 0700), but alive
+    return True
 
 
 class UnreadableEntry(ValueError):
