@@ -25,11 +25,13 @@ from typing import Any
 from memory_layer.errors import NotFound
 from memory_layer.models import Memory, iso, now_stamp, parse_time
 from memory_layer.outcomes.evidence import (
+    MIN_EVIDENCE,
     Distinction,
     distinction,
     match_event,
     rarity_in,
     signature,
+    terms_of,
 )
 from memory_layer.outcomes.rules import FAILURE, SUCCESS, Settings
 from memory_layer.outcomes.store import task_sessions
@@ -141,16 +143,24 @@ def candidates(
             continue  # purged since it was shown
     sigs = {memory.id: signature(memory.id, memory.text) for _, memory in shown}
     rarity = _store_rarity(db)
+    tied = set(task_sessions(db, task)) | ({closer} if closer else set())
     found: dict[str, Candidate] = {}
     events_cache: dict[str | None, list[dict[str, Any]]] = {}
     observed: dict[str | None, bool] = {}
     problems: dict[str | None, str] = {}
+    unrelated: dict[str | None, bool] = {}
     for surfacing, memory in shown:
         session_id, surfaced_at = surfacing.session_id, surfacing.at
         cand = found.setdefault(memory.id, Candidate(memory.id))
         cand.evidence.append(
             {"kind": "surfaced", "how": surfacing.kind, "at": surfaced_at, "session_id": session_id}
         )
+        if session_id not in tied:
+            if session_id not in unrelated:
+                unrelated[session_id] = not _works_on(db, task, session_id, start, until, rarity)
+            if unrelated[session_id]:
+                cand.evidence.append(_OTHER_WORK | {"session_id": session_id})
+                continue
         if session_id not in events_cache:
             events_cache[session_id] = (
                 _unclaimed(db, task, _session_events(db, session_id, start, until))
@@ -172,6 +182,46 @@ def candidates(
     for cand in found.values():
         cand.evidence = cand.evidence[:MAX_EVIDENCE]
     return list(found.values())
+
+
+# A session found only through the project's surfacings (a Beads issue has no session of
+# its own) whose work never names the issue: its commands are evidence of its own task.
+MIN_ID = 4
+_OTHER_WORK = {
+    "kind": "elsewhere",
+    "detail": "another session's work, which never names the issue or what it is about: "
+    "no credit",
+}
+
+
+def _works_on(
+    db: Conn,
+    task: Task,
+    session_id: str | None,
+    start: str,
+    end: str,
+    rarity: Callable[[str], float],
+) -> bool:
+    """Whether a session not tied to the task worked on it: its prompts, commands or
+    messages name the task's id, or words of its subject and description that weigh
+    at least ``MIN_EVIDENCE`` (the bar a memory's own evidence has to clear). A task
+    known by its id alone (a synced close whose issue was not exported) cannot be
+    compared with anything: evidence of use decides, as for the task's own sessions."""
+    about = f"{task.subject or ''}\n{task.description or ''}"
+    if not about.strip():
+        return True
+    if not session_id:
+        return False
+    said = prompt_texts(db, session_id, start, end)
+    for e in work_events(db, session_id, start, end):
+        said.extend(part for part in (e.command, e.text, e.file_path) if part)
+    blob = "\n".join(said)
+    # Short ids ("1", a Claude list's) would match anything; Beads ids look like "bd-a1b2".
+    if len(task.external_id) >= MIN_ID and task.external_id.lower() in blob.lower():
+        return True
+    # The close reason is the closer's account of the fix: words of it count too.
+    shared = terms_of(f"{about}\n{task.reason or ''}") & terms_of(blob)
+    return sum(rarity(term) for term in shared) >= MIN_EVIDENCE
 
 
 def _store_rarity(db: Conn) -> Callable[[str], float]:
