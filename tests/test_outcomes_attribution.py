@@ -216,8 +216,15 @@ def test_worked_and_failed_together_are_refused(db: Any, cfg: dict[str, Any]) ->
     assert out.exit_code == 0 and json.loads(out.output)["applied"] == pytest.approx(-0.3)
 
 
-def test_another_sessions_own_work_earns_no_credit_from_an_issue_it_never_touched(
-    db: Any, cfg: dict[str, Any]
+@pytest.mark.parametrize(
+    ("prompt", "weight"),
+    [
+        ("add an HTTP client to the billing service", 0.0),  # its own task
+        ("the redis mock in tests needs an HTTP client", 1.0),  # works on the issue
+    ],
+)
+def test_another_sessions_work_earns_credit_only_when_it_is_about_the_issue(
+    db: Any, cfg: dict[str, Any], prompt: str, weight: float
 ) -> None:
     """A Beads issue has no session of its own, so the project's surfacings while it was
     open are candidates. A session whose commands match a memory but whose work never
@@ -225,23 +232,12 @@ def test_another_sessions_own_work_earns_no_credit_from_an_issue_it_never_touche
     no evidence that "Fix redis in tests" used "prefer httpx"."""
     mid = add_memory(db, cfg, "Prefer httpx over requests for HTTP calls")
     session(db, "other")
-    event(db, "other", 1, "prompt", text="add an HTTP client to the billing service")
+    event(db, "other", 1, "prompt", text=prompt)
     surface(db, mid, "other", 1)
     event(db, "other", 2, tool="Bash", command="pip install httpx")
     result = _bd_close(db, "bd-r1", closed_by="closer")
-    assert [c["weight"] for c in result.credits] == [0.0]
-    assert get_memory(db, mid).outcome_score == 0.0
+    assert [c["weight"] for c in result.credits] == [weight]
     details = [e.get("detail", "") for c in result.credits for e in c["evidence"]]
-    assert any("never names the issue" in d for d in details)
-
-
-def test_another_session_that_works_on_the_issue_earns_its_credit(
-    db: Any, cfg: dict[str, Any]
-) -> None:
-    mid = add_memory(db, cfg, "Prefer httpx over requests for HTTP calls")
-    session(db, "helper")
-    event(db, "helper", 1, "prompt", text="the redis mock in tests needs an HTTP client")
-    surface(db, mid, "helper", 1)
-    event(db, "helper", 2, tool="Bash", command="pip install httpx")
-    result = _bd_close(db, "bd-r3", closed_by="closer")
-    assert [c["weight"] for c in result.credits] == [1.0]
+    assert any("never names the issue" in d for d in details) == (weight == 0.0)
+    if weight == 0.0:
+        assert get_memory(db, mid).outcome_score == 0.0
