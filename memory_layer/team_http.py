@@ -100,6 +100,7 @@ def create_app(
         return data
 
     _routes(app, conn, caller, body)
+    _join_routes(app, conn, caller, body)
     _errors(app, local)
     return app
 
@@ -175,6 +176,30 @@ def _routes(
     @app.delete("/v1/tokens/<int:token_id>")
     def revoke(token_id: int) -> Any:
         return jsonify(api.team_revoke_token(conn(), caller(), token_id))
+
+
+def _join_routes(
+    app: Flask, conn: Callable[[], Any], caller: Callable[[], Any],
+    body: Callable[[], dict[str, Any]],
+) -> None:
+    """Asking to join a project, and its admins' answers (``memory-layer team join``)."""
+    @app.post("/v1/joins")
+    def join() -> Any:
+        who = caller()
+        answer = api.team_ask_to_join(conn(), who, wire.JoinRequest.parse(body()))
+        return jsonify(answer), 201 if answer.get("made") else 200
+
+    @app.get("/v1/joins")
+    def joins() -> Any:
+        return jsonify(api.team_join_requests(conn(), caller()))
+
+    @app.post("/v1/joins/<request_id>/<verb>")
+    def decide_join(request_id: str, verb: str) -> Any:
+        if verb not in {"approve", "deny"}:
+            raise NotFound("Use /approve or /deny.")
+        who = caller()
+        decision = wire.JoinDecision.parse(request_id, body(), approve=verb == "approve")
+        return jsonify(api.team_decide_join(conn(), who, decision))
 
 
 def asgi(db_url: str, *, host: str, per_minute: int = REQUESTS_PER_MINUTE) -> Any:

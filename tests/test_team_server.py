@@ -36,7 +36,8 @@ def team(tmp_path: Path, pg_url: str):  # noqa: F811
     server_home = device(tmp_path, "server")
     init = js(cli(server_home, "team", "server", "init", "--db", pg_url, "--org", "acme",
                   "--admin", "ana", "--json"))
-    assert init["applied"] == ["t001_identity", "t002_shared_memories_and_log"]
+    assert init["applied"] == ["t001_identity", "t002_shared_memories_and_log",
+                               "t003_join_requests"]
     srv = TeamServer(server_home, pg_url).start()
     ana = device(tmp_path, "ana")
     cli(ana, "team", "login", srv.url, "--token", init["token"])

@@ -19,7 +19,7 @@ from typing import Any
 from memory_layer.api.team_soon import LOGIN_FILE
 from memory_layer.config import load_config
 from memory_layer.errors import InvalidInput, NotFound, TeamUnavailable, Unauthorized
-from memory_layer.models import utcnow
+from memory_layer.models import check_category, utcnow
 from memory_layer.paths import user_dir
 from memory_layer.storage import operations, records, team_sync
 from memory_layer.storage.db import open_db
@@ -113,22 +113,61 @@ def share(memory_id: str, *, reason: str | None = None) -> dict[str, Any]:
         db.close()
 
 
-def propose_change(memory_id: str, text: str, *, reason: str | None = None) -> dict[str, Any]:
-    """A change to a team memory: a proposal against the revision this device holds."""
+def propose_change(
+    memory_id: str, text: str | None, *, reason: str | None = None, category: str | None = None
+) -> dict[str, Any]:
+    """A change to a team memory: a proposal against the revision this device holds,
+    queued in the outbox (so it survives being offline) and sent at once when the server
+    answers. The local copy stays as it is until a reviewer accepts and a pull brings it."""
     server = remote()
     db = open_db()
     try:
         memory = records.get_memory(db, memory_id)
         if not memory.extra.get("team_server"):
             raise InvalidInput(f"{memory.id} is not a team memory; `memory-layer share` it.")
+        if memory.status == "retired":
+            raise InvalidInput(f"{memory.id} was withdrawn by the team; there is nothing to "
+                               "change. Share a new memory instead.")
+        new_text = memory.text if text is None else text
+        new_category = check_category(category) if category else memory.category
+        if new_text.strip() == memory.text.strip() and new_category == memory.category:
+            raise InvalidInput(f"That is the team's current text and category of {memory.id}; "
+                               "nothing to propose.")
         key = uuid.uuid4().hex
-        body = {"project": memory.project, "text": text, "category": memory.category,
-                "memory_id": memory.id, "base_revision": memory.extra.get("team_revision"),
+        revision = memory.extra.get("team_revision")
+        body = {"project": memory.project, "text": new_text, "category": new_category,
+                "memory_id": memory.id, "base_revision": revision,
                 "reason": reason, "client_key": key}
         team_sync.enqueue(db, key=key, kind="propose", memory_id=memory.id, body=body)
-        return {"memory_id": memory.id, "queued": key, **_push(db, server)}
+        return {"memory_id": memory.id, "queued": key, "base_revision": revision,
+                "server": server.url, **_push(db, server)}
     finally:
         db.close()
+
+
+def propose_edit(
+    memory_id: str, *, text: str | None = None, category: str | None = None,
+    tags: Any = None, confidence: float | None = None, reason: str | None = None,
+) -> dict[str, Any]:
+    """`edit` of a team memory (CLI or dashboard): its text and category are the team's,
+    so the edit becomes a change proposal (``propose_change``); tags and confidence have
+    no team counterpart, and are refused rather than silently dropped."""
+    if tags is not None or confidence is not None:
+        raise InvalidInput(
+            f"{memory_id} is a team memory: only its text and category can be proposed to "
+            "the team; its tags and confidence come from the team and are not edited here."
+        )
+    return propose_change(memory_id, text, reason=reason, category=category)
+
+
+def join(project: str, *, role: str | None = None, reason: str | None = None) -> dict[str, Any]:
+    """Ask to join a team project (or for a higher role in it). A member already, or an
+    org admin, is in at once: this device then pulls the project straight away."""
+    answer = dict(server_call("POST", "/v1/joins",
+                              {"project": project, "role": role, "reason": reason}))
+    if answer.get("status") == "member":
+        answer["sync"] = sync()
+    return answer
 
 
 def _push(db: Any, server: Remote, *, timeout: float = PUSH_TIMEOUT) -> dict[str, Any]:
@@ -297,6 +336,14 @@ def server_call(method: str, path: str, body: dict[str, Any] | None = None) -> A
     """A reviewer's or admin's call (inbox, accept, reject, withdraw, dispute, invite,
     token): straight to the server, since these are decisions, not queued writes."""
     return remote().call(method, path, body)
+
+
+def role_actions(role: str) -> frozenset[str]:
+    """What a role lets a member do (``team.access.ROLES``), for a door to compare with a
+    token's scopes."""
+    from memory_layer.team.access import ROLES
+
+    return ROLES[role]
 
 
 def new_client_key() -> str:

@@ -61,5 +61,6 @@ from memory_layer.cli import outcomes as _outcomes  # noqa: E402,F401
 from memory_layer.cli import seed as _seed  # noqa: E402,F401
 from memory_layer.cli import team as _team  # noqa: E402,F401
 from memory_layer.cli import team_admin as _team_admin  # noqa: E402,F401
+from memory_layer.cli import team_join as _team_join  # noqa: E402,F401
 from memory_layer.cli import trust as _trust  # noqa: E402,F401
 from memory_layer.cli import web as _web  # noqa: E402,F401

@@ -210,3 +210,47 @@ def search_request(args: Any) -> tuple[str, str, int]:
     if not str(raw_limit).isdigit() or not 1 <= int(raw_limit) <= 50:
         raise InvalidInput("'limit' must be a whole number from 1 to 50.")
     return project, query, int(raw_limit)
+
+
+JOINABLE_ROLES = ("reader", "contributor", "reviewer")
+
+
+@dataclass(frozen=True)
+class JoinRequest:
+    """Asking to join a project of the organisation, or for another role in one."""
+
+    project: str
+    role: str | None  # None: contributor for a newcomer; a member keeps their role
+    reason: str | None
+
+    @classmethod
+    def parse(cls, data: dict[str, Any]) -> JoinRequest:
+        role = _text(data, "role", 20, required=False)
+        if role == "admin":
+            raise InvalidInput(
+                "Nobody asks to become an admin; an admin of the project makes you one "
+                "(`memory-layer team invite NAME --role admin`)."
+            )
+        if role is not None and role not in JOINABLE_ROLES:
+            raise InvalidInput(f"Unknown role {role!r}; ask for one of {', '.join(JOINABLE_ROLES)}.")
+        return cls(project_key(data), role, _text(data, "reason", MAX_REASON, required=False))
+
+
+@dataclass(frozen=True)
+class JoinDecision:
+    request_id: str
+    approve: bool
+    role: str | None  # what the admin grants; None: the role asked for
+    reason: str | None
+
+    @classmethod
+    def parse(cls, request_id: str, data: dict[str, Any], *, approve: bool) -> JoinDecision:
+        from memory_layer.team.access import check_role
+
+        role = _text(data, "role", 20, required=False)
+        return cls(
+            request_id=request_id,
+            approve=approve,
+            role=check_role(role) if role is not None else None,
+            reason=_text(data, "reason", MAX_REASON, required=not approve),
+        )

@@ -63,6 +63,11 @@ def project_id(conn: psycopg.Connection, org_id: int, key: str) -> int | None:
     return int(row[0]) if row else None
 
 
+def org_projects(conn: psycopg.Connection, org_id: int) -> list[int]:
+    rows = conn.execute("SELECT id FROM projects WHERE org_id = %s ORDER BY id", [org_id])
+    return [int(r[0]) for r in rows.fetchall()]
+
+
 def set_membership(conn: psycopg.Connection, user: int, project: int, role: str) -> None:
     conn.execute(
         "INSERT INTO memberships(user_id, project_id, role) VALUES (%s, %s, %s) "

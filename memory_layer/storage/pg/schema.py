@@ -156,9 +156,31 @@ CREATE TABLE outcome_events (
 CREATE INDEX outcome_events_memory ON outcome_events (memory_id, user_id);
 """
 
+# A member of the organisation asks to join a project (or for another role in it); a
+# project admin approves (with the role they grant) or denies, with a reason.
+_JOIN_REQUESTS = """
+CREATE TABLE join_requests (
+    id text PRIMARY KEY,
+    project_id bigint NOT NULL REFERENCES projects(id),
+    user_id bigint NOT NULL REFERENCES users(id),
+    role text NOT NULL CHECK (role IN ('reader', 'contributor', 'reviewer')),
+    reason text,
+    status text NOT NULL DEFAULT 'open' CHECK (status IN ('open', 'approved', 'denied')),
+    granted_role text CHECK (granted_role IN ('reader', 'contributor', 'reviewer', 'admin')),
+    decided_by bigint REFERENCES users(id),
+    decided_at timestamptz,
+    decision_reason text,
+    created_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE UNIQUE INDEX join_requests_one_open ON join_requests (project_id, user_id)
+    WHERE status = 'open';
+CREATE INDEX join_requests_user ON join_requests (user_id, created_at);
+"""
+
 MIGRATIONS: tuple[tuple[str, str], ...] = (
     ("t001_identity", _IDENTITY),
     ("t002_shared_memories_and_log", _SHARED),
+    ("t003_join_requests", _JOIN_REQUESTS),
 )
 
 
