@@ -1,6 +1,7 @@
 """The dashboard's Team page in headless Chromium, against a real dashboard server and
 a real team server on PostgreSQL: a reviewer accepts a proposal from the page, and a
-pulled team memory's page names its origin and says it is read-only."""
+pulled team memory's page names its origin, and editing it there proposes the change
+to the team (the copy changes only once accepted and pulled)."""
 
 from __future__ import annotations
 
@@ -49,7 +50,23 @@ def test_a_reviewer_accepts_on_the_team_page_and_the_memory_names_its_origin(
             team_id = js(cli(bo, "list", "--json", "--project", PROJECT))[0]["id"]
             page.goto(f"{base}/memories/{team_id}")
             origin = page.inner_text("#team-origin")
-            assert srv.url in origin and "revision 1" in origin and "team propose" in origin
+            assert srv.url in origin and "revision 1" in origin and "proposes" in origin
+            # Editing it on the page proposes the change to the team; the copy stays.
+            page.fill("#edit-form textarea[name=text]",
+                      "Rotate the staging TLS cert with: make certs-staging FORCE=1")
+            page.fill("#edit-form input[name=reason]", "the cert cache is sticky")
+            page.click("#edit-form button[type=submit]")
+            page.wait_for_selector("text=Proposed to the team as a change against revision 1")
+            assert page.inner_text("#memory-text") == (
+                "Rotate the staging TLS cert with: make certs-staging")
+            change = js(cli(ana, "team", "review", "list", "--json"))
+            assert [(c["memory_id"], c["base_revision"], c["reason"]) for c in change] == [
+                (team_id, 1, "the cert cache is sticky")]
+            cli(ana, "team", "review", "accept", change[0]["id"])
+            cli(bo, "team", "sync")
+            page.reload()
+            assert page.inner_text("#memory-text").endswith("FORCE=1")
+            assert "revision 2" in page.inner_text("#team-origin")
             width = page.evaluate("document.documentElement.scrollWidth")
             assert width <= 1280
             browser.close()

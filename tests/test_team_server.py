@@ -99,8 +99,8 @@ def test_share_review_pull_and_inject_on_every_device_then_withdraw(tmp_path: Pa
     claude = Claude(cy2, make_project(tmp_path / "shop"))
     context = claude.context("UserPromptSubmit", prompt="how do I run the shop tests?")
     assert "make test-all WORKERS=4" in context
-    # Read-only here: a local edit is refused with the command that proposes one.
-    refused = cli(cy2, "edit", team_id, "--text", "something else", check=False)
+    # Read-only here: a local forget is refused with the commands that change it.
+    refused = cli(cy2, "forget", team_id, check=False)
     assert refused.returncode != 0 and "team propose" in refused.stderr
 
     js(cli(bo, "team", "withdraw", team_id, "--json"))

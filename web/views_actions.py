@@ -90,6 +90,8 @@ def edit_memory(memory_id: str) -> Response:
     form = request.form
     current = get_memory(db(), memory_id)
     _check_version(current, form.get("version"))
+    if api.is_team_memory(current):
+        return _propose_to_team(current, form)
     changes = _edit_changes(current, form)
     if not changes:
         flash("Nothing changed.")
@@ -111,6 +113,28 @@ def edit_memory(memory_id: str) -> Response:
     return _back(memory.id)
 
 
+def _propose_to_team(current: Memory, form: Any) -> Response:
+    """A team memory's text is the team's: the edit form proposes the change to the
+    team (as `memory-layer edit` does) and leaves this device's copy as it is."""
+    text = plain_newlines(form.get("text") or "")
+    if text.strip() == plain_newlines(current.text).strip():
+        flash("Nothing changed.")
+        return _back(current.id)
+    result = api.team_propose_edit(current.id, text=text, reason=_reason())
+    _flash_proposal(current, result)
+    return _back(current.id)
+
+
+def _flash_proposal(current: Memory, result: dict[str, Any]) -> None:
+    if result["refused"]:
+        raise InvalidInput(f"The team server refused the change: {result['refused'][0]['error']}")
+    where = ("Queued: the team server is unreachable; the next sync sends it."
+             if result["offline"] else "Sent.")
+    flash(f"Proposed to the team as a change against revision {result['base_revision']}. "
+          f"{where} A team reviewer accepts or rejects it; this copy stays as it is until "
+          "the change is accepted and pulled.")
+
+
 def _withheld_note(memory: Memory, config: dict[str, Any]) -> str:
     held = standing(memory, config)["withheld"]
     return f" Still withheld from agents: {held}." if held else ""
@@ -118,6 +142,11 @@ def _withheld_note(memory: Memory, config: dict[str, Any]) -> str:
 
 @bp.post("/memories/<memory_id>/category")
 def recategorise(memory_id: str) -> Response:
+    current = get_memory(db(), memory_id)
+    if api.is_team_memory(current):
+        result = api.team_propose_edit(current.id, category=request.form.get("category", ""))
+        _flash_proposal(current, result)
+        return _back(current.id)
     memory = edit(
         db(),
         memory_id,

@@ -264,6 +264,7 @@ def _need_terminal(memory_id: str) -> None:
 @click.option("-c", "--category", help="New category.")
 @click.option("-t", "--tag", "tags", multiple=True, help="Replace the tags.")
 @click.option("--confidence", type=float, help="New confidence, 0 to 1.")
+@click.option("--reason", help="For a team memory: why the change (shown to its reviewers).")
 @json_option
 def edit(
     memory_id: str,
@@ -271,22 +272,32 @@ def edit(
     category: str | None,
     tags: tuple[str, ...],
     confidence: float | None,
+    reason: str | None,
     as_json: bool,
 ) -> None:
     """Change a memory. History keeps the old values.
+
+    A team memory is the team's reviewed text: editing it proposes the change to the
+    team (queued if offline); this device's copy changes once a reviewer accepts it and
+    it is pulled.
 
     \b
     Examples:
         memory-layer edit 3f2a --category gotcha
         memory-layer edit 3f2a            # opens $EDITOR on the text
+        memory-layer edit tm3f2a9c1b --text "make test-all" --reason "the old target is gone"
     """
     from memory_layer import api
     from memory_layer.api import get_memory
 
     cfg = config()
     db = open_store()
+    current = get_memory(db, memory_id)
+    if api.is_team_memory(current):
+        db.close()
+        _propose_team_edit(current, text, category, tags, confidence, reason, as_json)
+        return
     if text is None and category is None and not tags and confidence is None:
-        current = get_memory(db, memory_id)
         _need_terminal(memory_id)
         edited = click.edit(current.text)
         if edited is None or edited.strip() == current.text.strip():
@@ -310,6 +321,36 @@ def edit(
         echo_json(memory.to_dict())
     else:
         say(f"Updated {memory.id}.")
+
+
+def _propose_team_edit(
+    current: Any, text: str | None, category: str | None, tags: tuple[str, ...],
+    confidence: float | None, reason: str | None, as_json: bool,
+) -> None:
+    """`edit` of a team memory: a change proposal to the team, never a local change."""
+    from memory_layer import api
+
+    if text is None and category is None and not tags and confidence is None:
+        _need_terminal(current.id)
+        edited = click.edit(current.text)
+        if edited is None or edited.strip() == current.text.strip():
+            say("No change.", err=True)
+            return
+        text = edited
+    result = api.team_propose_edit(current.id, text=text, category=category,
+                                   tags=list(tags) if tags else None, confidence=confidence,
+                                   reason=reason)
+    if as_json:
+        echo_json(result)
+        return
+    if result["refused"]:
+        raise click.ClickException(
+            f"The team server refused the change: {result['refused'][0]['error']}")
+    where = ("queued: the team server is unreachable, `memory-layer team sync` sends it"
+             if result["offline"] else "sent")
+    say(f"{current.id} is a team memory: your change was proposed to the team against "
+        f"revision {result['base_revision']} ({where}). A reviewer there accepts or rejects "
+        "it; this device's copy stays as it is until the change is accepted and pulled.")
 
 
 @cli.command()
