@@ -127,3 +127,34 @@ def test_tokens_never_escalate_and_an_invite_never_hands_out_someone_elses_login
     # Out-of-range numbers are a clear 400, not a "retry later".
     code, body = srv.call("POST", "/v1/pull", tokens["bo"], {"cursors": {PROJECT: 2**70}})
     assert code == 400 and "whole number" in body["error"]
+
+
+def test_a_token_is_marked_used_at_most_once_a_minute(tmp_path: Path, team, pg_url: str) -> None:  # noqa: F811
+    import psycopg
+
+    srv, ana, tokens, _admin = team
+    device_token = js(cli(ana, "team", "token", "create", "--scopes", "read", "--device",
+                          "ci-runner", "--json"))
+
+    def marks() -> tuple:
+        with psycopg.connect(pg_url, autocommit=True) as conn:
+            return conn.execute(
+                "SELECT t.last_used_at, d.last_seen_at FROM tokens t JOIN devices d "
+                "ON d.id = t.device_id WHERE t.id = %s", [device_token["id"]]).fetchone()
+
+    assert marks() == (None, None)
+    assert srv.call("GET", "/v1/me", device_token["token"])[0] == 200
+    first = marks()
+    assert first[0] is not None and first[1] is not None
+    for _ in range(5):
+        assert srv.call("GET", "/v1/me", device_token["token"])[0] == 200
+    assert marks() == first  # read, not rewritten, within the minute
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("UPDATE tokens SET last_used_at = now() - interval '2 minutes' "
+                     "WHERE id = %s", [device_token["id"]])
+    assert srv.call("GET", "/v1/me", device_token["token"])[0] == 200
+    later = marks()
+    assert later[0] > first[0] and later[1] > first[1]
+    # A revoked token is refused at once, whatever the mark.
+    cli(ana, "team", "token", "revoke", str(device_token["id"]))
+    assert srv.call("GET", "/v1/me", device_token["token"])[0] == 401

@@ -36,6 +36,9 @@ MAX_OPEN_PROPOSALS = 200
 MAX_PULL = 1_000
 ADMIN_TOKEN_DAYS = "90d"
 INVITE_TOKEN_DAYS = "30d"
+# A token's last_used_at (and its device's last_seen_at) is written at most this often:
+# enough to tell a live token from a forgotten one, without a write per request.
+TOKEN_TOUCH_SECONDS = 60.0
 _WITHHELD = "No team memory with that id in your projects."
 
 
@@ -84,8 +87,8 @@ def authenticate(conn: psycopg.Connection, secret: str | None) -> Principal:
         raise Unauthorized(
             "A bearer token is required: `memory-layer team login URL --token mlt_...`."
         )
-    with conn.transaction():
-        row = identity.token_owner(conn, access.token_hash(secret))
+    row = identity.token_owner(conn, access.token_hash(secret),
+                               touch_every_seconds=TOKEN_TOUCH_SECONDS)
     if row is None:
         raise Unauthorized("This token is unknown, revoked or expired; ask for a new one.")
     return Principal(

@@ -122,21 +122,30 @@ def insert_token(
     return int(row[0])
 
 
-def token_owner(conn: psycopg.Connection, digest: str) -> dict[str, Any] | None:
+def token_owner(
+    conn: psycopg.Connection, digest: str, *, touch_every_seconds: float
+) -> dict[str, Any] | None:
     """The live token with this hash and its user, or None (unknown, revoked, expired).
-    Marks it used, and its device seen."""
+
+    Marks it used (and its device seen) only when that was last written more than
+    ``touch_every_seconds`` ago: one statement, and a plain read on most requests
+    instead of a row write each (which made the commit rate the ceiling per token)."""
     row = conn.execute(
-        "UPDATE tokens t SET last_used_at = now() FROM users u "
-        "WHERE t.hash = %s AND u.id = t.user_id AND t.revoked_at IS NULL "
-        "AND (t.expires_at IS NULL OR t.expires_at > now()) "
-        "RETURNING t.id, t.kind, t.scopes, t.project_id, t.device_id, u.id, u.name, "
-        "u.org_id, u.is_admin, t.expires_at",
-        [digest],
+        "WITH live AS (SELECT t.id, t.kind, t.scopes, t.project_id, t.device_id, "
+        "u.id AS uid, u.name, u.org_id, u.is_admin, t.expires_at, "
+        "(t.last_used_at IS NULL OR t.last_used_at < now() - make_interval(secs => %s)) "
+        "AS due FROM tokens t JOIN users u ON u.id = t.user_id WHERE t.hash = %s "
+        "AND t.revoked_at IS NULL AND (t.expires_at IS NULL OR t.expires_at > now())), "
+        "touched AS (UPDATE tokens SET last_used_at = now() FROM live "
+        "WHERE tokens.id = live.id AND live.due RETURNING tokens.device_id), "
+        "seen AS (UPDATE devices SET last_seen_at = now() FROM touched "
+        "WHERE devices.id = touched.device_id) "
+        "SELECT id, kind, scopes, project_id, device_id, uid, name, org_id, is_admin, "
+        "expires_at FROM live",
+        [touch_every_seconds, digest],
     ).fetchone()
     if row is None:
         return None
-    if row[4] is not None:
-        conn.execute("UPDATE devices SET last_seen_at = now() WHERE id = %s", [row[4]])
     keys = ("token_id", "kind", "scopes", "project_id", "device_id", "user_id", "user_name")
     return {**dict(zip(keys, row[:7], strict=True)), "org_id": row[7], "is_admin": row[8],
             "expires_at": row[9]}
