@@ -10,6 +10,7 @@ from tests.team_support import TeamServer, cli, pg_server, pg_url  # noqa: F401
 from tests.test_team_server import PROJECT, js, local_rows, login, remember, team  # noqa: F401
 
 SECRET = "github.com/acme/secret"
+SECRET_NEW = "github.com/acme/billing"
 
 
 def accepted_memory(srv: TeamServer, author: Path, reviewer: Path, text: str) -> None:
@@ -81,6 +82,7 @@ def test_a_member_asks_an_admin_approves_and_the_device_pulls_the_project(
 def test_unknown_projects_org_admins_and_narrow_tokens(tmp_path: Path, team) -> None:  # noqa: F811
     srv, ana, tokens, _admin = team
     di = login(tmp_path, srv, "di", tokens["di"])  # a reader: token scopes read, dispute
+    cli(ana, "team", "join", SECRET_NEW)  # the org admin opens a second project
     unknown = cli(di, "team", "join", "github.com/acme/nope", check=False)
     assert unknown.returncode == 1 and "No project 'github.com/acme/nope'" in unknown.stderr
     # An org admin joins at once, even a project the server does not hold yet.
@@ -94,3 +96,10 @@ def test_unknown_projects_org_admins_and_narrow_tokens(tmp_path: Path, team) -> 
     assert "Already a contributor" in member.stdout and "cannot outcome, propose" in member.stdout
     me = srv.call("GET", "/v1/me", tokens["di"])[1]
     assert {"project": "github.com/acme/new", "role": "contributor"} in me["projects"]
+    # An invite answers an open request: it leaves the admins' list as approved.
+    waiting = js(cli(di, "team", "join", SECRET_NEW, "--json"))
+    cli(ana, "team", "invite", "di", "--project", SECRET_NEW, "--role", "reader")
+    assert js(cli(ana, "team", "join-requests", "list", "--json"))["waiting"] == []
+    mine = {r["id"]: r for r in js(cli(di, "team", "join-requests", "list", "--json"))["mine"]}
+    assert mine[waiting["id"]]["status"] == "approved"
+    assert mine[waiting["id"]]["granted_role"] == "reader"

@@ -22,7 +22,7 @@ from memory_layer.errors import (
     Stale,
     Unauthorized,
 )
-from memory_layer.storage.pg import identity, schema, shared
+from memory_layer.storage.pg import identity, joins, schema, shared
 from memory_layer.team import access, scores
 from memory_layer.team.access import Principal
 from memory_layer.team.wire import Decision, Dispute, Invite, Outcome, Proposal, TokenRequest
@@ -140,6 +140,8 @@ def invite(conn: psycopg.Connection, caller: Principal, request: Invite) -> dict
             if identity.is_org_admin(conn, existing) and not caller.is_admin:
                 raise Forbidden("Only an organisation admin changes an organisation admin.")
             identity.set_membership(conn, existing, project, request.role)
+            joins.settle_open(conn, user=existing, project=project, role=request.role,
+                              by=caller.user_id)
             return {"user": request.name, "project": request.project, "role": request.role,
                     "token": None, "expires_in": None, "existing": True}
         user = identity.create_user(conn, caller.org_id, request.name, is_admin=False)

@@ -96,3 +96,13 @@ def decide(
         "decided_at = now(), decision_reason = %s WHERE id = %s",
         [status, role, by, reason, request_id],
     )
+
+
+def settle_open(conn: psycopg.Connection, *, user: int, project: int, role: str, by: int) -> None:
+    """An invite answered the person's open request: it is approved, with that role."""
+    conn.execute(
+        "UPDATE join_requests SET status = 'approved', granted_role = %s, decided_by = %s, "
+        "decided_at = now(), decision_reason = 'invited' "
+        "WHERE user_id = %s AND project_id = %s AND status = 'open'",
+        [role, by, user, project],
+    )
