@@ -12,6 +12,7 @@ On the hook path: nothing heavy is imported here.
 from __future__ import annotations
 
 from memory_layer.capture.privacy import clean
+from memory_layer.capture.provenance import ToolText
 from memory_layer.models import iso, utcnow
 from memory_layer.storage import sessions
 from memory_layer.storage.sessions import (
@@ -51,6 +52,7 @@ __all__ = [
     "shown_in_context",
     "touch_session",
     "transcript_offset",
+    "transcript_tool_text",
 ]
 
 # Bounds on what one session event keeps: enough to name an error or a prompt.
@@ -199,8 +201,24 @@ def record_usage(
 
 
 def set_transcript_offset(
-    conn: Conn, path: str, session_id: str, offset: int, *, main: bool
+    conn: Conn,
+    path: str,
+    session_id: str,
+    offset: int,
+    *,
+    main: bool,
+    tool_text: ToolText | None = None,
 ) -> None:
     """Remember how far the transcript at ``path`` was read (``main``: the session's own
-    transcript, whose offset its session row also keeps)."""
-    sessions.set_transcript_offset(conn, path, session_id, offset, main=main, now=iso(utcnow()))
+    transcript, whose offset its session row also keeps) and, when given, the recent
+    tool text read up to there, for relay detection in the next batch."""
+    window = tool_text.window() if tool_text is not None else None
+    sessions.set_transcript_offset(
+        conn, path, session_id, offset, main=main, now=iso(utcnow()), tool_window=window
+    )
+
+
+def transcript_tool_text(conn: Conn, path: str) -> ToolText:
+    """The recent tool text the transcript at ``path`` showed before its offset: what
+    an assistant sentence in the next batch may be relaying."""
+    return ToolText(sessions.transcript_tool_window(conn, path))

@@ -364,6 +364,48 @@ def test_relay_detection_reads_cjk_without_spaces():
     assert not tools.relays("我们决定使用 Vitest 而不是 Jest，因为它更快")
 
 
+def test_a_relay_late_in_a_long_turn_is_still_seen():
+    """Review finding 2a: tool text stopped counting after 400k characters in a batch,
+    so a README read after a long log and then repeated passed as the assistant's own."""
+    log = "\n".join(f"ok {i} test_case_{i} passed in {i % 7} ms" for i in range(60_000))
+    readme = "Setup: always export NODE_OPTIONS=--max-old-space-size=4096 before the build."
+    said = "Note that you must always export NODE_OPTIONS=--max-old-space-size=4096 before the build."
+    entries = [
+        _tool_entry(log),
+        _tool_entry(readme),
+        Entry(type="assistant", role="assistant", uuid="a1", texts=(said,)),
+    ]
+    assert len(log) > 1_000_000
+    (cand,) = extract_from_entries(entries)
+    assert cand.origin == "relayed"
+
+
+def test_the_tool_text_window_survives_a_round_trip_and_stays_bounded():
+    from memory_layer.capture.provenance import WINDOW_RUNS, ToolText
+
+    tools = ToolText()
+    tools.add("Setup: always export NODE_ENV=test before the build, or fixtures load twice.")
+    later = ToolText(tools.window())  # the next Stop, reading what the last one saved
+    assert later.relays("always export NODE_ENV=test before the build, or fixtures load twice")
+    (cand,) = extract_from_entries(
+        [
+            Entry(
+                type="assistant",
+                role="assistant",
+                uuid="a2",
+                texts=("Note that you must always export NODE_ENV=test before the build.",),
+            )
+        ],
+        ToolText(tools.window()),
+    )
+    assert cand.origin == "relayed"
+    # Newer output pushes the oldest runs out; the window never grows past its bound.
+    later.add(" ".join(f"word{i}" for i in range(WINDOW_RUNS + 10)))
+    assert len(later.window()) == 4 * WINDOW_RUNS
+    assert not ToolText(later.window()).relays("always export NODE_ENV=test before the build")
+    assert not ToolText(b"\x00\x01\x02")  # unreadable bytes: an empty window, no error
+
+
 def test_a_compaction_summary_is_the_assistants_account_not_the_users():
     summary = (
         "This session is being continued from a previous conversation.\n"

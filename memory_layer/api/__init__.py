@@ -166,6 +166,7 @@ _HOMES = {
     "shown_in_context": "memory_layer.activity",
     "touch_session": "memory_layer.activity",
     "transcript_offset": "memory_layer.activity",
+    "transcript_tool_text": "memory_layer.activity",
     "LlmCall": "memory_layer.storage.llm_calls",
     "llm_calls_since": "memory_layer.storage.llm_calls:calls_since",
     "record_llm_call": "memory_layer.storage.llm_calls:record_call",

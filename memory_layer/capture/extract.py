@@ -547,7 +547,9 @@ def extract(text: str, role: str = "user", source: str = "") -> list[Candidate]:
 _COMMAND_TEXT = re.compile(r"^\s*(?:<command-|<local-command-|Caveat: |\[Request interrupted)")
 
 
-def extract_from_entries(entries: Iterable[Entry]) -> list[Candidate]:
+def extract_from_entries(
+    entries: Iterable[Entry], tools: ToolText | None = None
+) -> list[Candidate]:
     """Run the extractors over a transcript's user prompts and assistant prose.
 
     Skips subagent (sidechain) lines, whose "user" turns were written by the
@@ -555,10 +557,12 @@ def extract_from_entries(entries: Iterable[Entry]) -> list[Candidate]:
     slash-command echoes, tool results, summaries and system lines.  A
     compaction summary is read as the assistant's account (it is the model's
     summary, never the user's words).  An assistant candidate whose sentence
-    repeats what a tool returned earlier in the batch is marked ``relayed``.
+    repeats what a tool returned earlier is marked ``relayed``: earlier in the batch,
+    or before it when ``tools`` carries the session's window (which this extends).
     """
     found: list[Candidate] = []
-    tools = ToolText()
+    if tools is None:
+        tools = ToolText()
     for entry in entries:
         if entry.is_sidechain or entry.is_meta or entry.type not in ("user", "assistant"):
             continue

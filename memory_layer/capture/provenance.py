@@ -13,11 +13,20 @@ cut into overlapping runs of ``RUN`` words, and an assistant sentence is
 "relayed" when at least ``RELAY_SHARE`` of its own runs occur there, or when it
 attributes itself to a document ("the README says", "according to the docs").
 CJK text has no spaces, so each CJK character counts as a word.
+
+The tool text is a rolling window over the session, not one batch: a relay in a later
+turn, after a ``transcript_max_bytes`` split, or late in a long turn must still be
+seen. The window holds the ``WINDOW_RUNS`` most recently seen runs as 32-bit hashes
+(crc32 of the run: stable across processes, unlike ``hash``), so it stays bounded and
+is cheap to persist with the transcript offset (``ToolText.window``) and to reload on
+the next Stop.
 """
 
 from __future__ import annotations
 
 import re
+from array import array
+from zlib import crc32
 
 __all__ = ["TOOL_OUTPUT", "RELAYED", "ToolText", "attributed", "word_runs"]
 
@@ -27,9 +36,13 @@ RELAYED = "relayed"
 RUN = 4  # words per run: long enough to be specific, short enough to survive rewording
 RELAY_SHARE = 0.5  # share of a sentence's runs found in tool text that makes it a relay
 MIN_RUNS = 2  # a sentence shorter than this says too little to judge
-# Tool text kept per batch: a long session's early outputs stop counting once this much
-# newer text arrived (and memory stays bounded in a hook).
-MAX_CHARS = 400_000
+# Runs kept per session (~50k words of tool text, 200 KB persisted): the oldest runs
+# leave first, so what the assistant read most recently always counts.
+WINDOW_RUNS = 50_000
+# Of one huge output only its tail can stay in the window anyway; reading only this much
+# of it keeps a Stop hook bounded however large a log was (>= WINDOW_RUNS words).
+TAIL_CHARS = 16 * WINDOW_RUNS
+_HASH = "I"  # unsigned 32-bit items in the persisted window
 
 _WORD = re.compile(r"\w+")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
@@ -68,28 +81,69 @@ def attributed(sentence: str) -> bool:
     return bool(_ATTRIBUTION.search(sentence))
 
 
-class ToolText:
-    """The runs of words that tools returned in one batch of transcript entries."""
+def _hashes(runs: list[tuple[str, ...]]) -> list[int]:
+    return [crc32(" ".join(run).encode()) for run in runs]
 
-    def __init__(self) -> None:
-        self._runs: set[tuple[str, ...]] = set()
-        self._chars = 0
+
+def _ordered_runs(text: str) -> list[tuple[str, ...]]:
+    """``word_runs`` in reading order, limited to the tail the window can keep."""
+    words = _words(text[-TAIL_CHARS:])[-(WINDOW_RUNS + RUN - 1) :]
+    if len(words) < RUN:
+        return [tuple(words)] if words else []
+    return [tuple(words[i : i + RUN]) for i in range(len(words) - RUN + 1)]
+
+
+class ToolText:
+    """The runs of words that tools returned recently in one session's transcript.
+
+    ``window`` is what an earlier batch left (``ToolText.window()``); unreadable bytes
+    start an empty window rather than failing capture. The saved window is only turned
+    into a set when a sentence is checked: most batches have no assistant candidate,
+    and a Stop hook then just appends to the bytes."""
+
+    def __init__(self, window: bytes | None = None) -> None:
+        self._saved = array(_HASH)
+        if window and self._saved.itemsize == 4 and len(window) % 4 == 0:
+            self._saved.frombytes(window)
+        self._new: dict[int, None] = {}  # this batch's runs, oldest first, each once
+        self._lookup: set[int] | None = None
 
     def add(self, text: str) -> None:
-        if not text or self._chars >= MAX_CHARS:
+        if not text:
             return
-        text = text[: MAX_CHARS - self._chars]
-        self._chars += len(text)
-        self._runs |= word_runs(text)
+        keys = _hashes(_ordered_runs(text))
+        for key in keys:
+            self._new.pop(key, None)  # seen again: recent again
+            self._new[key] = None
+        if len(self._new) > WINDOW_RUNS:
+            self._new = dict.fromkeys(list(self._new)[-WINDOW_RUNS:])
+        if self._lookup is not None:
+            self._lookup.update(keys)
 
     def __bool__(self) -> bool:
-        return bool(self._runs)
+        return bool(self._saved) or bool(self._new)
+
+    def window(self) -> bytes:
+        """The ``WINDOW_RUNS`` most recent runs, oldest first, to persist with the
+        transcript offset."""
+        recent = array(_HASH, self._new)
+        keep = WINDOW_RUNS - len(recent)
+        if keep > 0:
+            recent = self._saved[-keep:] + recent
+        return recent.tobytes()
+
+    def _runs(self) -> set[int]:
+        if self._lookup is None:
+            self._lookup = set(self._saved)
+            self._lookup.update(self._new)
+        return self._lookup
 
     def relays(self, sentence: str) -> bool:
         """Whether ``sentence`` repeats tool text (or attributes itself to a document)."""
         if attributed(sentence):
             return True
-        runs = word_runs(sentence)
-        if len(runs) < MIN_RUNS or not self._runs:
+        runs = _hashes(list(word_runs(sentence)))
+        if len(runs) < MIN_RUNS or not self:
             return False
-        return len(runs & self._runs) / len(runs) >= RELAY_SHARE
+        seen = self._runs()
+        return sum(1 for key in runs if key in seen) / len(runs) >= RELAY_SHARE

@@ -146,8 +146,12 @@ def backfill_transcript(
     if reason or not config["hooks"]["capture"]:
         return run if start == end else _skipped(run, reason or "hooks.capture is false")
     subagent = _is_subagent(path)
+    tool_text = api.transcript_tool_text(conn, str(path))
     found = confident(
-        transcript_candidates(entries, subagent=subagent, tools=True, cwd=cwd), config
+        transcript_candidates(
+            entries, subagent=subagent, tools=True, cwd=cwd, tool_text=tool_text
+        ),
+        config,
     )
     kept = tuple(
         Kept(c.text, c.category, c.confidence, c.extractor, api.text_stored(conn, c.text, project))
@@ -159,7 +163,9 @@ def backfill_transcript(
         store_candidates(
             conn, found, project=project, source=SOURCE, config=config, embedder=embedder, now=now
         )
-        api.set_transcript_offset(conn, str(path), session_id, end, main=not subagent)
+        api.set_transcript_offset(
+            conn, str(path), session_id, end, main=not subagent, tool_text=tool_text
+        )
     return TranscriptRun(run.path, session_id, project, start, end, kept)
 
 

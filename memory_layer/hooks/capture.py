@@ -82,12 +82,19 @@ def confident(candidates: list[Candidate], config: dict[str, Any]) -> list[Candi
 
 
 def transcript_candidates(
-    entries: list[Any], *, subagent: bool = False, tools: bool = False, cwd: str = ""
+    entries: list[Any],
+    *,
+    subagent: bool = False,
+    tools: bool = False,
+    cwd: str = "",
+    tool_text: Any = None,
 ) -> list[Candidate]:
     """What capture proposes from transcript entries: the prose extractors, and with
     ``tools`` the tool-event signals too (fail -> fix, commands), which a live session
     gets from PostToolUse instead. The one place a transcript becomes candidates: the
-    Stop/PreCompact/SessionEnd hooks and `memory-layer backfill` both come here."""
+    Stop/PreCompact/SessionEnd hooks and `memory-layer backfill` both come here.
+    ``tool_text`` (``api.transcript_tool_text``): the tool text earlier batches of the
+    transcript showed, extended with this batch's."""
     from memory_layer.api import extract_from_entries
 
     if subagent:
@@ -100,7 +107,7 @@ def transcript_candidates(
             for e in entries
             if e.role == "assistant" or e.is_tool_result
         ]
-    found = list(extract_from_entries(entries))
+    found = list(extract_from_entries(entries, tool_text))
     if tools:
         from memory_layer.api import events_from_entries, signal_candidates
 
@@ -255,10 +262,13 @@ def extract_transcript(
         path, offset, max_bytes=int(config["hooks"]["transcript_max_bytes"])
     )
     stored: list[str] = []
+    tool_text = None
     if config["hooks"]["capture"] and entries:
+        # Relay detection sees what earlier batches (turns, max_bytes splits) returned.
+        tool_text = api.transcript_tool_text(conn, path)
         stored = store_candidates(
             conn,
-            transcript_candidates(entries, subagent=subagent),
+            transcript_candidates(entries, subagent=subagent, tool_text=tool_text),
             project=project,
             source=source,
             config=config,
@@ -266,7 +276,9 @@ def extract_transcript(
             now=now,
         )
     if new_offset != offset:
-        api.set_transcript_offset(conn, path, session_id, new_offset, main=main)
+        api.set_transcript_offset(
+            conn, path, session_id, new_offset, main=main, tool_text=tool_text
+        )
     return stored
 
 

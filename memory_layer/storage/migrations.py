@@ -553,3 +553,11 @@ def m900_team_sync(db: Database) -> None:
         "seq INTEGER NOT NULL, PRIMARY KEY (server, project))"
     )
     db.execute("CREATE TABLE team_state (key TEXT PRIMARY KEY, value TEXT)")
+
+
+@migrations(name="m095_capture_relay_window")
+def m095_capture_relay_window(db: Database) -> None:
+    # The tool text a transcript showed recently (capture.provenance.ToolText.window: 32-bit
+    # hashes of word runs), kept with its offset so relay detection sees what earlier
+    # batches of the same session returned (issue 12). NULL: nothing seen yet.
+    db.execute("ALTER TABLE transcript_offsets ADD COLUMN tool_window BLOB")

@@ -243,16 +243,36 @@ def transcript_offset(db: Conn, path: str) -> int:
     return int(row[0]) if row else 0
 
 
+def transcript_tool_window(db: Conn, path: str) -> bytes:
+    """The recent tool text kept with the transcript's offset (m095; empty: none)."""
+    row = (
+        raw(db)
+        .execute("SELECT tool_window FROM transcript_offsets WHERE path = ?", [path])
+        .fetchone()
+    )
+    return bytes(row[0]) if row and row[0] else b""
+
+
 def set_transcript_offset(
-    db: Conn, path: str, session_id: str, offset: int, *, main: bool, now: str
+    db: Conn,
+    path: str,
+    session_id: str,
+    offset: int,
+    *,
+    main: bool,
+    now: str,
+    tool_window: bytes | None = None,
 ) -> None:
-    """Remember the offset; the session's main transcript also updates its session row."""
+    """Remember the offset (and, when given, the recent tool text read up to it); the
+    session's main transcript also updates its session row."""
     conn = raw(db)
     conn.execute(
-        "INSERT INTO transcript_offsets(path, session_id, offset, updated_at) VALUES (?, ?, ?, ?) "
+        "INSERT INTO transcript_offsets(path, session_id, offset, updated_at, tool_window) "
+        "VALUES (?, ?, ?, ?, ?) "
         "ON CONFLICT(path) DO UPDATE SET offset = excluded.offset, "
-        "updated_at = excluded.updated_at",
-        [path, session_id, offset, now],
+        "updated_at = excluded.updated_at, "
+        "tool_window = coalesce(excluded.tool_window, transcript_offsets.tool_window)",
+        [path, session_id, offset, now, tool_window],
     )
     if main and session_id:
         conn.execute(

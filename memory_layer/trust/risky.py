@@ -23,8 +23,13 @@ The kinds, each a family of shapes rather than a word list:
   "the user pre-approved", "ignore previous instructions").
 
 Advice *against* such an action ("never pipe curl into sh", "do not use
---no-verify") is a good lesson, not a risky ask: a match whose own clause is negated
-does not count, except for authority claims, which no lesson needs.
+--no-verify") is a good lesson, not a risky ask: a match whose risky verb is governed by
+a negation does not count, except for authority claims, which no lesson needs. Only a
+negation that governs the action excuses it: at most a few filler words ("run", "use",
+"ever", "blindly") between the negation and the match, and no condition or second
+negation before it. "Tests won't pass unless you run curl x | sh" negates passing, not
+running; "if you don't run curl x | sh it fails" and "never deploy without curl x | sh"
+ask for the action.
 """
 
 from __future__ import annotations
@@ -121,7 +126,7 @@ _KINDS: tuple[tuple[str, re.Pattern[str], bool], ...] = (
 
 # Where the clause of a match starts: after sentence or clause punctuation.
 _CLAUSE_BREAK = re.compile(r"[.;:!?,\n]|\s[—–-]\s")
-# A negation in the match's own clause, before it, makes the text advice against the
+# A negation before the match, in its clause, may make the text advice against the
 # action. "Don't forget to …" and "don't hesitate to …" are no such advice.
 _NEGATION = re.compile(
     r"\b(?:never|not|no\s+longer|don'?t|do\s+not|doesn'?t|didn'?t|avoid(?:s|ing)?|without|"
@@ -130,14 +135,41 @@ _NEGATION = re.compile(
     r"(?!\s+(?:forget|hesitate|worry|fail|miss)\b)",
     re.IGNORECASE,
 )
+# The words that may stand between a negation and the risky action it governs: the
+# action's own verb and filler. Anything else ("pass unless you run …") means the
+# negation is about something else. A closed list on purpose: a lesson phrased some
+# other way is held for a person, which is the safe side.
+_GOVERNED_GAP = frozenset(
+    """ever just simply blindly directly again always even
+    run running runs use using uses pipe piping pipes execute executing call calling
+    invoke invoking type typing paste pasting copy copying add adding pass passing set
+    setting put putting include including commit committing push pushing do doing try
+    trying to you we they anyone one should must be it the a an any into in with via by
+    like such as commands command scripts script things anything something safe ok okay
+    allowed recommended wise good idea""".split()
+)
 _SHOWN_CHARS = 80
+MAX_GAP_WORDS = 6  # "never, ever just blindly run the" is about as far as advice goes
+# Before the governing negation, these turn the clause into an ask: a condition ("if you
+# don't run …, it fails") or a double negation ("never deploy without …").
+_CONDITION = re.compile(r"\b(?:if|unless|until|otherwise|or\s+else|only\s+when)\b", re.IGNORECASE)
+_GAP_WORD = re.compile(r"[\w'-]+")
 
 
 def _negated(text: str, start: int) -> bool:
+    """Whether a negation governs the action matched at ``start`` (see the module doc)."""
     before = text[:start]
     breaks = [m.end() for m in _CLAUSE_BREAK.finditer(before)]
     clause = before[breaks[-1] :] if breaks else before
-    return bool(_NEGATION.search(clause))
+    negations = list(_NEGATION.finditer(clause))
+    if not negations:
+        return False
+    governing = negations[-1]
+    gap = _GAP_WORD.findall(clause[governing.end() :].lower())
+    if len(gap) > MAX_GAP_WORDS or any(word not in _GOVERNED_GAP for word in gap):
+        return False
+    prefix = clause[: governing.start()]
+    return not (len(negations) > 1 or _CONDITION.search(prefix))
 
 
 def risky_instruction(text: str) -> str | None:
