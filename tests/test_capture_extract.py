@@ -531,3 +531,119 @@ def test_chinese_and_japanese_sessions_yield_memories(text, role, category):
 )
 def test_cjk_plans_questions_and_hedges_are_not_memories(text, role):
     assert extract(text, role) == []
+
+
+# --- where real sessions keep their lessons (capture2) -----------------------------------
+
+
+def _writes(path: str, content: str, tool: str = "Write") -> Entry:
+    from memory_layer.capture.transcript import ToolUse
+
+    key = "content" if tool == "Write" else "new_string"
+    use = ToolUse("toolu_w", tool, {"file_path": path, key: content})
+    return Entry(type="assistant", role="assistant", uuid="w1", tool_uses=(use,))
+
+
+MEMORY_FILE = """---
+name: GTM rollout order — Split Mode → Fundy → Fund Mode (closed beta)
+description: Split Mode ships first on mainnet with USDC settlement; Fund Mode is an invite-only closed beta after Fundy.
+type: project
+---
+
+The user-facing rollout order is locked, even where engineering runs in parallel.
+"""
+
+
+def test_a_memory_file_claude_code_writes_becomes_one_memory():
+    path = "/Users/me/.claude/projects/-Users-me-app/memory/project_gtm_order.md"
+    (cand,) = extract_from_entries([_writes(path, MEMORY_FILE)])
+    assert cand.category == "decision" and cand.extractor == "notes.memory"
+    assert cand.text.startswith("GTM rollout order — Split Mode")
+    assert "invite-only closed beta" in cand.text and cand.origin == ""
+    feedback = MEMORY_FILE.replace("type: project", "type: feedback")
+    (rule,) = extract_from_entries([_writes(path, feedback, tool="Edit")])
+    assert rule.category == "convention"
+    # The index repeats the files; an edit of a few lines is no statement of the note.
+    index = "/Users/me/.claude/projects/-Users-me-app/memory/MEMORY.md"
+    assert extract_from_entries([_writes(index, "# Memory index\n- [GTM](x.md) — …\n")]) == []
+    assert extract_from_entries([_writes(path, "type: user", tool="Edit")]) == []
+
+
+def test_an_adr_the_session_writes_becomes_a_decision():
+    adr = (
+        "# Move Fundy to a separate repository\n\nStatus: accepted\n\n"
+        "Fundy will live in its own repository as a sibling product, not in `services/fundy/`.\n"
+    )
+    (cand,) = extract_from_entries([_writes("/w/app/docs/adr/0022-fundy-repo.md", adr)])
+    assert cand.category == "decision"
+    assert cand.text == (
+        "Move Fundy to a separate repository: Fundy will live in its own repository as a "
+        "sibling product, not in `services/fundy/`."
+    )
+    assert extract_from_entries([_writes("/w/app/docs/guide.md", adr)]) == []
+
+
+def test_a_memory_file_copying_a_fetched_page_is_relayed():
+    page = "Split Mode ships first on mainnet with USDC settlement; Fund Mode is an invite-only closed beta after Fundy."
+    path = "/Users/me/.claude/projects/-Users-me-app/memory/project_gtm_order.md"
+    (cand,) = extract_from_entries([_tool_entry(page), _writes(path, MEMORY_FILE)])
+    assert cand.origin == "relayed"
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Chat panel — Replaced the LiveKit `<Chat>` component (which injected its own "
+        "dark-themed UI) with a custom chat built on the `useChat` hook.",
+        "Q3 `solve.rb` rounding: switched from `format('%.2f', …)` (half-up) to integer "
+        "truncation (matches Etherscan).",
+    ],
+)
+def test_a_change_reported_with_its_reason_is_a_lesson(said):
+    (cand,) = extract(said, "assistant")
+    assert cand.category == "gotcha" and cand.extractor == "finding.change"
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Now replace the `InCallChatPanel` in both files:",  # a plan
+        "Replaced `foo` with `bar` in three files.",  # no reason: a progress report
+        "If you'd rather move the brief into `docs/partners.md` instead of ROADMAP, say so.",
+        "I replaced `<Chat>` (which injected its own UI) with `useChat`.",  # narration
+    ],
+)
+def test_a_change_without_a_reason_or_not_yet_made_is_not(said):
+    assert [c for c in extract(said, "assistant") if c.extractor == "finding.change"] == []
+
+
+def test_a_bare_preference_keeps_the_rule_said_next():
+    said = (
+        "prefer ruby, but use another language if it fits a question better. no rails "
+        "wrapper either way — questions don't fit a web app shape."
+    )
+    (cand,) = extract(said, "user")
+    assert cand.category == "preference"
+    assert cand.text.endswith("No rails wrapper either way — questions don't fit a web app shape.")
+    # "No, …" is still an answer, not a rule.
+    assert extract("no, that was fine.", "user") == []
+
+
+def test_a_japanese_cause_about_something_named_is_a_finding():
+    said = (
+        "しかも `settle_vault` は複数デモをバッチで束ねるため、各アドレスのトランザクション数を"
+        "足すと水増しになります。"
+    )
+    (cand,) = extract(said, "assistant")
+    assert cand.category == "gotcha" and cand.extractor == "cjk.cause"
+    # Without anything named it is a remark; a plan is no finding.
+    assert extract("複数のデモをまとめて処理するため、回数が少し多く見えることがあります。", "assistant") == []
+    assert extract("まず `settle_vault` を確認するため、コードを読みます。", "assistant") == []
+
+
+def test_two_different_chinese_lessons_are_not_one_duplicate():
+    from memory_layer.capture.candidate import Candidate, dedupe
+
+    a = Candidate("以后提交之前都要先运行测试。", "convention", 0.9, "cjk.instruction")
+    b = Candidate("以后都用中文回答我的问题。", "convention", 0.9, "cjk.instruction")
+    assert dedupe([a, b]) == [a, b]

@@ -43,7 +43,9 @@ class Candidate:
             raise InvalidInput(f"Confidence must be between 0 and 1, got {self.confidence}.")
 
 
-_NON_WORD = re.compile(r"[^a-z0-9]+")
+# Letters of every script count: with ASCII letters only, two different Chinese sentences
+# both normalised to "" and one of them was dropped as a "duplicate".
+_NON_WORD = re.compile(r"[\W_]+")
 
 
 def normalise(text: str) -> str:

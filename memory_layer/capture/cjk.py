@@ -21,6 +21,9 @@ __all__ = ["CJK", "cjk_candidate", "is_cjk"]
 CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]")
 MIN_CJK_CHARS = 8  # shorter than this says too little ("以后都这样")
 MAX_CHARS = 300
+# A cause needs room to name both sides: "…ため、…になります" in fewer characters is
+# a remark, not a finding.
+MIN_CAUSE_CJK_CHARS = 20
 
 _QUESTION = re.compile(r"[?？吗嗎呢]\s*$|^(?:是否|能否|要不要|是不是)|ですか|でしょうか")
 _HEDGE = re.compile(
@@ -34,6 +37,8 @@ _PLAN = re.compile(
     r"見てみ|調べ)"
 )
 _REASON = re.compile(r"因为|因為|由于|由於|所以|为了|為了|否则|否則|ため|ので|から[、，,]|なぜなら")
+# "because" in the assistant's account of how something behaves (not "in order to").
+_BECAUSE = re.compile(r"因为|因為|由于|由於|所以|(?<!の)ため[、，,に]?|ので")
 
 _FROM_NOW_ON = re.compile(
     r"^(?:请|請|你)?(?:以后|以後|今后|今後|往后|往後|从现在开始|從現在開始|之后都|之後都|"
@@ -98,4 +103,12 @@ def cjk_candidate(sentence: str, role: str) -> tuple[str, str, float, str] | Non
         return text, "troubleshooting", 0.65, "cjk.root_cause"
     if _CONSTRAINT.search(sentence) and _CONCRETE.search(sentence):
         return text, "gotcha", 0.6, "cjk.constraint"
+    if _BECAUSE.search(sentence) and _CONCRETE.search(sentence) and is_long(sentence):
+        # "`settle_vault` は複数デモをバッチで束ねるため、…水増しになります": how the
+        # project behaves and why, about something named.
+        return text, "gotcha", 0.6, "cjk.cause"
     return None
+
+
+def is_long(sentence: str) -> bool:
+    return len(CJK.findall(sentence)) >= MIN_CAUSE_CJK_CHARS

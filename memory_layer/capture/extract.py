@@ -32,6 +32,7 @@ from memory_layer.capture.classify import (
     instruction_category,
     is_rule_verb,
 )
+from memory_layer.capture.notes import written_notes
 from memory_layer.capture.prose import prose_sentences
 from memory_layer.capture.provenance import RELAYED, ToolText
 from memory_layer.capture.reversal import replaced_term
@@ -48,8 +49,10 @@ MIN_BODY_WORDS = 3
 _FILLER = re.compile(
     r"^(?:(?:ok(?:ay)?|so|alright|all right|right|well|hmm+|oh|also|and|but|btw|"
     r"by the way|fyi|actually|anyway|great|cool|nice|perfect|thanks|thank you|"
-    r"one more thing|one thing|hey|hi|yeah|yes|yep|no|nope|please|just|ah|ps|"
-    r"also note|quick note|important)\b[\s,:;.!\-–—]*)+",
+    r"one more thing|one thing|hey|hi|yeah|yes|yep|please|just|ah|ps|"
+    r"also note|quick note|important)\b[\s,:;.!\-–—]*"
+    # "No, …" answers; "no rails wrapper either way" is a rule and keeps its "no".
+    r"|(?:no|nope)\b\s*[,:;.!\-–—][\s,:;.!\-–—]*)+",
     re.IGNORECASE,
 )
 _QUESTION = re.compile(r"\?(?:[\s\"')\]]|$)")
@@ -183,7 +186,11 @@ _USE_NOT = re.compile(
 )
 # "never do that again": the rule is in the previous turn, not in this sentence.
 _VAGUE = re.compile(r"^\w+\s+(?:it|that|this|them|those|so)\b", re.IGNORECASE)
-_PREFER = re.compile(r"^(?:i\s+(?:really\s+)?prefer|i'?d rather)\s+(?P<body>.+)", re.IGNORECASE)
+_PREFER = re.compile(
+    r"^(?:i\s+(?:really\s+)?prefer|i'?d rather|prefer)\s+(?P<body>.+)", re.IGNORECASE
+)
+# The rest of a preference, said next: "prefer ruby, … . no rails wrapper either way".
+_CONTINUES = re.compile(r"^(?:no|not|never|don'?t|do not|avoid)\s+\w", re.IGNORECASE)
 
 
 def _instruction(sentences: list[str], i: int) -> tuple[Candidate | None, int]:
@@ -247,6 +254,9 @@ def _instruction(sentences: list[str], i: int) -> tuple[Candidate | None, int]:
     m = _PREFER.match(s)
     if m and count_words(m.group("body")) >= MIN_BODY_WORDS:
         text, used = _with_reason(sentences, i, s)
+        nxt = sentences[i + 1] if i + 1 < len(sentences) else ""
+        if not used and _CONTINUES.match(nxt) and _usable(nxt):
+            text, used = f"{text.rstrip('.')}. {nxt[0].upper()}{nxt[1:]}", 1
         text = _finish(text)
         if not text:
             return None, 0
@@ -459,6 +469,40 @@ def _cause(sentences: list[str], i: int) -> tuple[Candidate | None, int]:
     return Candidate(text, "troubleshooting", 0.6, "diagnosis.cause", s), 0
 
 
+# The assistant reporting a change together with why: "Replaced the LiveKit `<Chat>`
+# component (which injected its own dark-themed UI) with a custom chat built on the
+# `useChat` hook", "rounding: switched from `format('%.2f')` (half-up) to integer
+# truncation (matches Etherscan)". The reason is what makes it a lesson; without one
+# it is a progress report.
+_CHANGE = re.compile(
+    r"\b(?:replaced|swapped)\b.{3,160}?\bwith\b"
+    r"|\bswitch(?:ed|ing)?\s+(?:from\b.{3,160}?\bto\b|to\b)"
+    r"|\b(?:used|uses|using|went with)\b.{3,80}?\binstead of\b",
+    re.IGNORECASE,
+)
+_CHANGE_REASON = re.compile(
+    r"\((?:which|that|it|they|matches|matching|because|since|so)\b[^)]{6,}\)"
+    r"|\bto match\b|\bbecause\b|\bsince\b|\bso that\b"
+    r"|\s[—–-]\s(?:this|it|which|that|because|so)\b",
+    re.IGNORECASE,
+)
+# A plan or an offer is no report of a change ("Now replace …", "If you'd rather …").
+_NOT_DONE = re.compile(r"^(?:now|next|then|if|when|once|to)\b|\b(?:will|would|could)\b", re.I)
+
+
+def _change(sentences: list[str], i: int) -> tuple[Candidate | None, int]:
+    s = sentences[i]
+    if not _usable(s) or _NOT_DONE.search(s) or _NARRATION.search(s):
+        return None, 0
+    change = _CHANGE.search(s)
+    if not change or not _CHANGE_REASON.search(s) or not _CONCRETE.search(s):
+        return None, 0
+    text = _finish(s)
+    if not text:
+        return None, 0
+    return Candidate(text, "gotcha", 0.6, "finding.change", s), 0
+
+
 # A user correcting a fact: "the keyed URL is path-based on rpc.ankr.com (not a ?apikey=
 # query string)".  The contrast and a concrete name make it a fact worth keeping.
 _CONTRAST = re.compile(r"\(not (?:a |an |the )?[^)]{3,80}\)|,\s*not (?:a|an|the|via|in|on)\s", re.I)
@@ -503,7 +547,7 @@ def _finding(raw: list[str]) -> Extractor:
 def _extractors(role: str) -> list[Extractor]:
     if role == "user":
         return [_instruction, _decision("user"), _diagnosis, _gotcha, _correction]
-    return [_decision("assistant"), _diagnosis, _gotcha, _cause]
+    return [_decision("assistant"), _diagnosis, _gotcha, _cause, _change]
 
 
 def _cjk(role: str) -> Extractor:
@@ -572,15 +616,19 @@ def extract_from_entries(
         role = "assistant" if entry.is_compact_summary else entry.role
         if role not in ("user", "assistant"):
             continue
+        proposed: list[Candidate] = []
         for text in entry.texts:
             if role == "user" and _COMMAND_TEXT.match(text):
                 continue
-            for cand in extract(text, role, entry.uuid):
-                if role == "assistant" and tools.relays(cand.evidence or cand.text):
-                    cand = replace(cand, origin=RELAYED)
-                elif role == "user" and cand.category in _RULE_CATEGORIES:
-                    cand = replace(cand, replaces=replaced_term(cand.text))
-                found.append(cand)
+            proposed += extract(text, role, entry.uuid)
+        if role == "assistant":
+            proposed += written_notes(entry.tool_uses, entry.uuid)
+        for cand in proposed:
+            if role == "assistant" and tools.relays(cand.evidence or cand.text):
+                cand = replace(cand, origin=RELAYED)
+            elif role == "user" and cand.category in _RULE_CATEGORIES:
+                cand = replace(cand, replaces=replaced_term(cand.text))
+            found.append(cand)
     return dedupe(found)
 
 
