@@ -66,9 +66,15 @@ _CONSTRAINT = re.compile(
     r"需要在|必须在|必須在|只能在|只能用|需要先|必须先|必須先|需要启用|需要啟用|不支持|不支援|"
     r"不能在|无法在|無法在|才能|必要があります|必要です|しかできない|できません|サポートされていない"
 )
-# Something concrete: a `code` span, a path, a flag or an identifier with a separator.
+# Something concrete: a `code` span, a path, a flag or an identifier. Not any English
+# word in the sentence: "take-home" is no flag, "bot/CI" or "SPACE/DORA" no path.
 _CONCRETE = re.compile(
-    r"`[^`]+`|[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+|--?[a-z][\w-]+|\b[A-Za-z]\w*[_.-]\w+"
+    r"`[^`]+`"
+    # a path: two separators, a file extension, or rooted (./, ~/, /)
+    r"|[\w.-]+/[\w.-]+/[\w./-]*|[\w.-]*/[\w-]+\.[A-Za-z]{1,5}\b|(?<![\w])(?:\.{1,2}|~)?/[\w-]+/"
+    r"|[\w.-]+/(?=[\s，。、）)]|$)"
+    r"|(?<![\w-])--?[a-z][\w-]+"  # a flag, not the "-home" of "take-home"
+    r"|\b[A-Za-z]\w*[_.]\w+|\b[a-z]+[A-Z]\w*"  # snake_case, module.attr, camelCase
 )
 
 
