@@ -12,7 +12,6 @@ On the hook path: nothing heavy is imported here.
 from __future__ import annotations
 
 from memory_layer.capture.privacy import clean
-from memory_layer.capture.provenance import ToolText
 from memory_layer.models import iso, utcnow
 from memory_layer.storage import sessions
 from memory_layer.storage.sessions import (
@@ -30,6 +29,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
     from typing import Any
 
+    from memory_layer.capture.provenance import ToolText
     from memory_layer.storage.conn import Conn
 
 __all__ = [
@@ -221,4 +221,7 @@ def set_transcript_offset(
 def transcript_tool_text(conn: Conn, path: str) -> ToolText:
     """The recent tool text the transcript at ``path`` showed before its offset: what
     an assistant sentence in the next batch may be relaying."""
+    # Imported here: every hook imports this module, only transcript reads need it.
+    from memory_layer.capture.provenance import ToolText
+
     return ToolText(sessions.transcript_tool_window(conn, path))
