@@ -1,14 +1,21 @@
 """Retrieval quality: keyword-only vs vector-only vs hybrid on coding memories, and LoCoMo.
 
 Usage:  .venv/bin/python benchmarks/retrieval_quality.py [--skip-locomo] [--locomo-only]
-        [--modes keyword,vector,hybrid] [--vector-weight W] [--common-share S]
+        [--modes keyword,vector,hybrid] [--vector-weight W] [--common-share S] [--cli-check N]
 
 1. benchmarks/data/coding_memories.jsonl: 144 memories x 3 queries (rarest keywords, a
    natural question, a paraphrase avoiding the memory's words). Each query runs with
    the default scope of `recall` (the memory's project + global). Reports hit@1/hit@8.
 2. LoCoMo10 turn retrieval (../shared/data/locomo, CC BY-NC, evaluation only): every
    turn stored as "Speaker: text", one project per conversation; for each question with
-   evidence, the share of evidence turns in the top 10 (R@10).
+   evidence, the share of evidence turns in the top 10 (R@10). Each question goes
+   through ``api.recall_records``, the use case `memory-layer recall` calls in its own
+   process or in the warm engine, with ``--project locomo/<conversation> -n 10``
+   (audience person, the verifier at retrieval.min_answer). ``--cli-check N`` also runs N
+   of them through the real `memory-layer recall --json` in subprocesses on the same
+   store and exits 1 unless the ids are identical. R@10 is reported over all questions,
+   categories 1-4 (without the adversarial category 5, the 1,536 questions of issue 11)
+   and for conversations 0-4 (where variants were compared) and 5-9 apart.
 """
 
 from __future__ import annotations
@@ -38,6 +45,9 @@ from memory_layer.transfer import import_records  # noqa: E402
 DATA = ROOT / "benchmarks" / "data" / "coding_memories.jsonl"
 LOCOMO = ROOT.parent / "shared" / "data" / "locomo" / "locomo10.json"
 MODES = ("keyword", "vector", "hybrid")
+LOCOMO_PROJECT = "locomo/"
+# Variants were compared on conversations 0-4; 5-9 are reported apart as held out.
+TUNED_ON = 5
 
 
 def content_words(text: str) -> set[str]:
@@ -110,71 +120,141 @@ def coding_benchmark(cfg, embedder) -> dict:
     return results
 
 
-def locomo_benchmark(cfg, embedder, k: int = 10) -> dict:
-    data = json.loads(LOCOMO.read_text())
-    db = open_db(Path(os.environ["MEMORY_LAYER_HOME"]) / "locomo.db")
+def locomo_home() -> Path:
+    """The LoCoMo store's own user directory: ``memories.db`` there is what the real
+    `memory-layer recall` opens when MEMORY_LAYER_HOME points at it (``--cli-check``)."""
+    home = Path(os.environ["MEMORY_LAYER_HOME"]) / "locomo-home"
+    home.mkdir(parents=True, exist_ok=True)
+    return home
+
+
+def locomo_store(data: list, embedder) -> object:
+    """Every turn as one memory "Speaker: text", one project per conversation."""
+    db = open_db(locomo_home() / "memories.db")
+    if db.execute("SELECT count(*) FROM memories").fetchone()[0]:
+        return db
     records = []
-    n = 0
     for conv in data:
-        project = "locomo/" + conv["sample_id"]
+        project = LOCOMO_PROJECT + conv["sample_id"]
         c = conv["conversation"]
         for key in sorted(c):
             if not re.fullmatch(r"session_\d+", key):
                 continue
             for turn in c[key]:
-                n += 1
                 records.append(
-                    (
-                        n,
-                        {
-                            "id": f"{conv['sample_id']}:{turn['dia_id']}",
-                            "text": f"{turn['speaker']}: {turn['text']}",
-                            "category": "context",
-                            "project": project,
-                            "tags": [],
-                            "source": "locomo",
-                            "confidence": 0.8,
-                        },
-                    )
+                    {
+                        "id": f"{conv['sample_id']}:{turn['dia_id']}",
+                        "text": f"{turn['speaker']}: {turn['text']}",
+                        "category": "context",
+                        "project": project,
+                        "tags": [],
+                        "source": "locomo",
+                        "confidence": 0.8,
+                    }
                 )
-    if not db.execute("SELECT count(*) FROM memories").fetchone()[0]:
-        start = time.time()
-        # Turns are distinct utterances even when their text repeats: no dedupe on import.
-        from memory_layer.embed import to_blob
-        from memory_layer.models import iso, utcnow
-        from memory_layer.storage.records import insert_memory
+    start = time.time()
+    # Turns are distinct utterances even when their text repeats: no dedupe on import.
+    from memory_layer.embed import to_blob
+    from memory_layer.models import iso, utcnow
+    from memory_layer.storage.records import insert_memory
 
-        stamp = iso(utcnow())
-        texts = [r[1]["text"] for r in records]
-        vectors = embedder.embed(texts) if embedder is not None else None
-        db.execute("BEGIN")
-        for i, (_, values) in enumerate(records):
-            row = dict(values, created_at=stamp, updated_at=stamp)
-            if vectors is not None:
-                row["embedding"] = to_blob(vectors[i])
-                row["embedding_model"] = embedder.model_id
-            insert_memory(db, row, actor="bench")
-        db.execute("COMMIT")
-        print(f"  stored {len(records)} LoCoMo turns in {time.time() - start:.1f}s", flush=True)
+    stamp = iso(utcnow())
+    vectors = embedder.embed([r["text"] for r in records])
+    db.execute("BEGIN")
+    for values, vector in zip(records, vectors, strict=True):
+        row = dict(values, created_at=stamp, updated_at=stamp)
+        row["embedding"] = to_blob(vector)
+        row["embedding_model"] = embedder.model_id
+        insert_memory(db, row, actor="bench")
+    db.execute("COMMIT")
+    print(f"  stored {len(records)} LoCoMo turns in {time.time() - start:.1f}s", flush=True)
+    return db
+
+
+def locomo_questions(data: list):
+    """(conversation index, project, question, evidence turn ids) of every question with
+    evidence."""
+    for index, conv in enumerate(data):
+        for qa in conv["qa"]:
+            evidence = [e for e in qa.get("evidence", []) if isinstance(e, str)]
+            if evidence:
+                yield index, LOCOMO_PROJECT + conv["sample_id"], qa, evidence
+
+
+def cli_recall(db, cfg, embedder, mode: str, query: str, project: str, k: int) -> list[str]:
+    """The ids `memory-layer recall QUERY --project P -n k --json` prints: the same use
+    case (api.recall_records) the CLI and the warm engine call, in this process."""
+    from memory_layer import api
+    from memory_layer.requests import RecallRequest
+
+    local = copy.deepcopy(cfg)
+    if mode == "vector":
+        local["retrieval"]["keyword_weight"] = 0.0
+    request = RecallRequest(query=query, limit=k, project=project, keyword_only=mode == "keyword")
+    return [r["id"] for r in api.recall_records(db, request, config=local, embedder=embedder)]
+
+
+def locomo_benchmark(cfg, embedder, k: int = 10) -> dict:
+    """R@k per mode: over every question, categories 1-4 (the adversarial category 5
+    left out, 1,536 questions), conversations 0-4 (where variants were tuned) and 5-9."""
+    data = json.loads(LOCOMO.read_text())
+    db = locomo_store(data, embedder)
     out = {}
     for mode in MODES:
-        total = 0.0
-        count = 0
-        for conv in data:
-            project = "locomo/" + conv["sample_id"]
-            for qa in conv["qa"]:
-                evidence = [e for e in qa.get("evidence", []) if isinstance(e, str)]
-                if not evidence:
-                    continue
-                ids = {
-                    s.memory.id.split(":", 1)[1]
-                    for s in run_mode(db, cfg, embedder, mode, qa["question"], project, k)
-                }
-                found = sum(1 for e in evidence if e in ids)
-                total += found / len(evidence)
-                count += 1
-        out[mode] = {"questions": count, f"R@{k}": total / count}
+        sums: dict[str, list[float]] = {}
+        for index, project, qa, evidence in locomo_questions(data):
+            ids = {
+                i.split(":", 1)[1]
+                for i in cli_recall(db, cfg, embedder, mode, qa["question"], project, k)
+            }
+            share = sum(1 for e in evidence if e in ids) / len(evidence)
+            groups = [
+                "all",
+                "categories 1-4" if qa["category"] != 5 else "category 5",
+                "conversations 0-4" if index < TUNED_ON else "conversations 5-9",
+            ]
+            for group in groups:
+                total = sums.setdefault(group, [0.0, 0])
+                total[0] += share
+                total[1] += 1
+        out[mode] = {group: (total[0] / total[1], total[1]) for group, total in sums.items()}
     return out
+
+
+def cli_check(cfg, embedder, n: int, k: int = 10) -> tuple[int, int]:
+    """Run ``n`` questions (spread over the conversations) through the real `memory-layer
+    recall --json` in a subprocess on the same store, and count those whose ids equal
+    what ``cli_recall`` returns in this process."""
+    import subprocess
+
+    data = json.loads(LOCOMO.read_text())
+    db = locomo_store(data, embedder)
+    questions = list(locomo_questions(data))
+    step = max(1, len(questions) // n)
+    env = dict(os.environ, MEMORY_LAYER_HOME=str(locomo_home()))
+    exe = Path(sys.executable).with_name("memory-layer")
+    same = 0
+    for _, project, qa, _ in questions[::step][:n]:
+        here = cli_recall(db, cfg, embedder, "hybrid", qa["question"], project, k)
+        done = subprocess.run(
+            [str(exe), "recall", qa["question"], "--project", project, "-n", str(k), "--json"],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        there = [r["id"] for r in json.loads(done.stdout)]
+        same += int(here == there)
+        if here != there:
+            print(f"  differs: {qa['question']!r}: {here[:3]} vs {there[:3]}")
+    return same, min(n, len(questions[::step]))
+
+
+def print_locomo(results: dict) -> None:
+    print("\nLoCoMo10 turn retrieval (R@10, through api.recall_records as the CLI runs it)")
+    for mode, groups in results.items():
+        cells = "  ".join(f"{group} {value:.3f} (n={n})" for group, (value, n) in groups.items())
+        print(f"{mode:<8} {cells}")
 
 
 def main() -> None:
@@ -183,12 +263,22 @@ def main() -> None:
     parser.add_argument("--skip-locomo", action="store_true")
     parser.add_argument("--keyword-weight", type=float)
     parser.add_argument("--vector-weight", type=float)
-    parser.add_argument("--common-share", type=float,
-                        help="retrieval.vector_common_share (1 embeds the whole query)")
+    parser.add_argument(
+        "--common-share",
+        type=float,
+        help="retrieval.vector_common_share (1 embeds the whole query)",
+    )
     parser.add_argument("--band", type=float, help="retrieval.relevance_band")
     parser.add_argument("--locomo-only", action="store_true")
     parser.add_argument("--modes", default=",".join(MODES))
     parser.add_argument("--show-misses", action="store_true")
+    parser.add_argument(
+        "--cli-check",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also run N LoCoMo questions through the real CLI and compare",
+    )
     args = parser.parse_args()
     cfg = load_config()
     if args.keyword_weight is not None:
@@ -200,16 +290,29 @@ def main() -> None:
     if args.band is not None:
         cfg["retrieval"]["relevance_band"] = args.band
     MODES = tuple(args.modes.split(","))
+    overrides = [args.keyword_weight, args.vector_weight, args.common_share, args.band]
+    overrides = [o for o in overrides if o is not None]
     embedder = get_embedder(cfg)
     if embedder is None:
         sys.exit("The embedding model did not load; run `memory-layer doctor`.")
-    print(f"keyword_weight={cfg['retrieval']['keyword_weight']} "
-          f"vector_weight={cfg['retrieval']['vector_weight']} "
-          f"vector_common_share={cfg['retrieval']['vector_common_share']} "
-          f"relevance_band={cfg['retrieval']['relevance_band']}")
+    print(
+        f"keyword_weight={cfg['retrieval']['keyword_weight']} "
+        f"vector_weight={cfg['retrieval']['vector_weight']} "
+        f"vector_common_share={cfg['retrieval']['vector_common_share']} "
+        f"relevance_band={cfg['retrieval']['relevance_band']}"
+    )
+    if args.cli_check:
+        if overrides:
+            sys.exit("--cli-check runs the shipped settings: drop the overriding flags.")
+        same, n = cli_check(cfg, embedder, args.cli_check)
+        print(
+            f"LoCoMo through `memory-layer recall --json`: {same} of {n} questions "
+            "give the same ids as the in-process use case"
+        )
+        if same != n:
+            sys.exit(1)
     if args.locomo_only:
-        for mode, s in locomo_benchmark(cfg, embedder).items():
-            print(f"{mode:<8} questions {s['questions']}  R@10 {s['R@10']:.3f}")
+        print_locomo(locomo_benchmark(cfg, embedder))
         return
     coding = coding_benchmark(cfg, embedder)
     print("\nCoding memories (144 memories, 432 queries)")
@@ -225,9 +328,7 @@ def main() -> None:
         for miss in coding["hybrid"]["misses"]:
             print("  miss", miss)
     if not args.skip_locomo and LOCOMO.exists():
-        print("\nLoCoMo10 turn retrieval")
-        for mode, s in locomo_benchmark(cfg, embedder).items():
-            print(f"{mode:<8} questions {s['questions']}  R@10 {s['R@10']:.3f}")
+        print_locomo(locomo_benchmark(cfg, embedder))
 
 
 if __name__ == "__main__":
