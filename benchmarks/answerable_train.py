@@ -297,12 +297,29 @@ def write_weights(models: dict[str, dict[str, Any]], chosen: dict[str, tuple[flo
     print(f"wrote {WEIGHTS}")
 
 
+SWEEP = (0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
+
+
+def print_sweep(rows: list[dict[str, Any]], mode: str, p: np.ndarray) -> None:
+    """Recall's operating curve on held-out probabilities (each query scored by a model
+    trained without its project): on-topic unanswerable questions answered, answerable
+    hit@8 (of which paraphrases), at each raw probability threshold."""
+    para = [i for i, r in enumerate(rows) if r["kind"] == "paraphrase"]
+    print(f"  {mode} recall sweep (held out): threshold, false answers, hit@8, paraphrase hit@8")
+    for t in SWEEP:
+        o = outcomes(rows, mode, p, t)
+        hits = sum(1 for i in para if rows[i][mode]["hit8"] and p[i] >= t) / max(1, len(para))
+        print(f"    {t:<5} {o['recall_false']:.3f}  {o['hit8']:.3f}  {hits:.3f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--write", action="store_true", help="write answerable_weights.py")
     parser.add_argument("--folds", type=int, default=5)
     parser.add_argument("--out", type=Path, help="per-query features and outcomes as JSON")
     parser.add_argument("--rows", type=Path, help="reuse the rows of an earlier --out")
+    parser.add_argument("--sweep", action="store_true",
+                        help="recall's trade-off at every threshold, on held-out probabilities")
     args = parser.parse_args()
     if args.rows:
         rows = json.loads(args.rows.read_text())["rows"]
@@ -320,6 +337,8 @@ def main() -> None:
             cells = "  ".join(f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}"
                               for k, v in s.items())
             print(f"  {name:<28} {cells}")
+        if args.sweep:
+            print_sweep(rows, mode, cv["p"])
     if args.write:
         models, chosen = {}, {}
         for mode in MODES:
