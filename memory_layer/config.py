@@ -76,8 +76,9 @@ DEFAULTS: dict[str, Any] = {
     },
     "embedding": {
         "enabled": True,
-        # minilm (English, all-MiniLM-L6-v2 int8) or use-multilingual (Chinese <-> English
-        # and 14 more languages); both ship in PyPI packages (memory_layer/embedders.py).
+        # minilm (English, all-MiniLM-L6-v2 int8), multilingual (Chinese <-> English:
+        # USE + multilingual-e5 + MiniLM on a gloss, the `multilingual` extra) or
+        # use-multilingual (16 languages); all ship in PyPI packages (embedders.py).
         # After a change, `memory-layer index --force` re-embeds the stored memories.
         "model": "minilm",
         # Empty: the selected model's files from its PyPI package. Set only for a

