@@ -76,7 +76,7 @@ def percentile(values: list[float], q: float) -> float:
     return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
 
 
-def build(size: int, embedder, rebuild: bool) -> Path:
+def build(size: int, embedder, rebuild: bool, distinct_max: int = 10_000) -> Path:
     home = BENCH / f"n{size}"
     db_file = home / "memories.db"
     if db_file.exists() and not rebuild:
@@ -96,7 +96,7 @@ def build(size: int, embedder, rebuild: bool) -> Path:
     os.environ["MEMORY_LAYER_HOME"] = str(home)
     rng = random.Random(size)
     texts = [synth_text(rng, n) for n in range(size)]
-    distinct = min(size, 10_000)
+    distinct = min(size, distinct_max)
     cache = BENCH / "vectors-10k.npy"
     if cache.exists():
         base = np.load(cache)[:distinct]
@@ -232,6 +232,11 @@ def main() -> None:
         action="store_true",
         help="only the in-process recall/remember columns (for an A/B of a ranking change)",
     )
+    parser.add_argument(
+        "--distinct", type=int, default=10_000,
+        help="distinct real vectors (the rest reuse them with noise); fewer for a slow model "
+             "such as embedding.model multilingual, set in $ML_BENCH_DIR/model-home/config.yaml",
+    )
     args = parser.parse_args()
     BENCH.mkdir(parents=True, exist_ok=True)
     os.environ["MEMORY_LAYER_HOME"] = str(BENCH / "model-home")
@@ -246,7 +251,7 @@ def main() -> None:
     rows = []
     for size in [int(s) for s in args.sizes.split(",")]:
         started = time.time()
-        home = build(size, embedder, args.rebuild)
+        home = build(size, embedder, args.rebuild, args.distinct)
         print(f"n={size}: built/loaded in {time.time() - started:.1f}s", flush=True)
         result = in_process(home, embedder, cfg)
         if args.in_process_only:

