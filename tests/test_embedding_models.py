@@ -47,9 +47,9 @@ def test_embedding_model_accepts_the_named_models_and_old_ids() -> None:
 
 def test_an_unknown_embedding_model_is_refused_with_a_hint(user_home) -> None:
     with pytest.raises(ConfigError) as refused:
-        config_module.coerce("embedding.model", "multilingual")
+        config_module.coerce("embedding.model", "use-multilingal")
     message = str(refused.value)
-    assert "must be one of minilm, use-multilingual" in message
+    assert "must be one of minilm, use-multilingual, multilingual" in message
     assert "Did you mean 'use-multilingual'?" in message
     assert "memory-layer index --force" in message
     result = CliRunner().invoke(cli, ["config", "set", "embedding.model", "e5"])
