@@ -129,8 +129,10 @@ _CLAUSE_BREAK = re.compile(r"[.;:!?,\n]|\s[—–-]\s")
 # A negation before the match, in its clause, may make the text advice against the
 # action. "Don't forget to …" and "don't hesitate to …" are no such advice.
 _NEGATION = re.compile(
-    r"\b(?:never|not|no\s+longer|don'?t|do\s+not|doesn'?t|didn'?t|avoid(?:s|ing)?|without|"
-    r"instead\s+of|rather\s+than|stop(?:ped)?|mustn'?t|shouldn'?t|can'?t|cannot|won'?t|"
+    # Not "without", "instead of" or "rather than": they negate what they replace, and the
+    # action after them is the one asked for ("instead of copying just pipe curl … | sh").
+    r"\b(?:never|not|no\s+longer|don'?t|do\s+not|doesn'?t|didn'?t|avoid(?:s|ing)?|"
+    r"stop(?:ped)?|mustn'?t|shouldn'?t|can'?t|cannot|won'?t|"
     r"forbid(?:s|den)?|prohibit(?:s|ed)?|disallow(?:s|ed)?|refuse[sd]?|nobody|no\s+one)\b"
     r"(?!\s+(?:forget|hesitate|worry|fail|miss)\b)",
     re.IGNORECASE,
@@ -154,10 +156,21 @@ MAX_GAP_WORDS = 6  # "never, ever just blindly run the" is about as far as advic
 # don't run …, it fails") or a double negation ("never deploy without …").
 _CONDITION = re.compile(r"\b(?:if|unless|until|otherwise|or\s+else|only\s+when)\b", re.IGNORECASE)
 _GAP_WORD = re.compile(r"[\w'-]+")
+# After the match, in its sentence, a consequence or a condition makes "not running X" the
+# subject of a claim that X is needed ("not running curl … | sh leaves the fixtures
+# missing", "not using --no-verify is what breaks the release"): an ask, not advice.
+_CONSEQUENCE = re.compile(
+    r"\b(?:fail\w*|break\w*|broke|cannot|can'?t|won'?t|unless|otherwise|is\s+why|"
+    r"leav(?:e|es|ing)|missing|need(?:s|ed)?|requir\w+|errors?|stuck|hangs?|crash\w*|"
+    r"what\s+(?:breaks|fails|causes))\b",
+    re.IGNORECASE,
+)
+_SENTENCE_END = re.compile(r"[.;!?\n]")
 
 
-def _negated(text: str, start: int) -> bool:
-    """Whether a negation governs the action matched at ``start`` (see the module doc)."""
+def _negated(text: str, start: int, end: int) -> bool:
+    """Whether a negation governs the action matched at ``start:end`` (see the module
+    doc)."""
     before = text[:start]
     breaks = [m.end() for m in _CLAUSE_BREAK.finditer(before)]
     clause = before[breaks[-1] :] if breaks else before
@@ -169,14 +182,18 @@ def _negated(text: str, start: int) -> bool:
     if len(gap) > MAX_GAP_WORDS or any(word not in _GOVERNED_GAP for word in gap):
         return False
     prefix = clause[: governing.start()]
-    return not (len(negations) > 1 or _CONDITION.search(prefix))
+    if len(negations) > 1 or _CONDITION.search(prefix):
+        return False
+    after = text[end:]
+    stop = _SENTENCE_END.search(after)
+    return not _CONSEQUENCE.search(after[: stop.start()] if stop else after)
 
 
 def risky_instruction(text: str) -> str | None:
     """Why ``text`` asks for a risky action (the kind and the words), or None."""
     for reason, pattern, excusable in _KINDS:
         for match in pattern.finditer(text):
-            if excusable and _negated(text, match.start()):
+            if excusable and _negated(text, match.start(), match.end()):
                 continue
             shown = " ".join(match.group(0).split())[:_SHOWN_CHARS]
             return f"risky instruction: {reason} ({shown!r})"
