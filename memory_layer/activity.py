@@ -212,7 +212,9 @@ def set_transcript_offset(
     """Remember how far the transcript at ``path`` was read (``main``: the session's own
     transcript, whose offset its session row also keeps) and, when given, the recent
     tool text read up to there, for relay detection in the next batch."""
-    window = tool_text.window() if tool_text is not None else None
+    # A batch that read no tool text leaves the saved window as it is (NULL keeps it),
+    # instead of rewriting the same bytes at every Stop.
+    window = tool_text.window() if tool_text is not None and tool_text.grew else None
     sessions.set_transcript_offset(
         conn, path, session_id, offset, main=main, now=iso(utcnow()), tool_window=window
     )

@@ -647,3 +647,23 @@ def test_two_different_chinese_lessons_are_not_one_duplicate():
     a = Candidate("以后提交之前都要先运行测试。", "convention", 0.9, "cjk.instruction")
     b = Candidate("以后都用中文回答我的问题。", "convention", 0.9, "cjk.instruction")
     assert dedupe([a, b]) == [a, b]
+
+
+def test_old_relay_windows_are_dropped_and_an_empty_batch_keeps_the_saved_one(db) -> None:  # type: ignore[no-untyped-def]
+    """Each transcript's window is up to 200 KB: one untouched for a week is dropped when
+    another is saved, and a batch that read no tool text does not rewrite it."""
+    from memory_layer import api
+    from memory_layer.capture.provenance import ToolText
+    from memory_layer.storage.sessions import set_transcript_offset
+
+    tools = ToolText()
+    tools.add("the integration tests only pass when PIP_INDEX_URL points at the mirror")
+    set_transcript_offset(db, "/old.jsonl", "s-old", 10, main=False,
+                          now="2026-11-01T00:00:00+00:00", tool_window=tools.window())
+    api.set_transcript_offset(db, "/new.jsonl", "s-new", 10, main=False, tool_text=tools)
+    assert not api.transcript_tool_text(db, "/old.jsonl")
+    assert api.transcript_tool_text(db, "/new.jsonl").relays(
+        "The integration tests only pass when PIP_INDEX_URL points at the mirror."
+    )
+    api.set_transcript_offset(db, "/new.jsonl", "s-new", 20, main=False, tool_text=ToolText())
+    assert api.transcript_tool_text(db, "/new.jsonl")  # kept, not overwritten by nothing

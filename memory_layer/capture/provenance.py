@@ -123,6 +123,11 @@ class ToolText:
     def __bool__(self) -> bool:
         return bool(self._saved) or bool(self._new)
 
+    @property
+    def grew(self) -> bool:
+        """Whether this batch added tool text to what was saved."""
+        return bool(self._new)
+
     def window(self) -> bytes:
         """The ``WINDOW_RUNS`` most recent runs, oldest first, to persist with the
         transcript offset."""

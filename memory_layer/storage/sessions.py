@@ -14,6 +14,8 @@ from __future__ import annotations
 from memory_layer.frozen import Frozen
 from memory_layer.storage.conn import Conn, raw
 
+# How long a transcript's relay window is kept after it was last read.
+WINDOW_KEEP_DAYS = 7
 # typing costs ~3 ms to import and is needed here only by type checkers (annotations
 # are strings at run time), so the hook path never imports it.
 TYPE_CHECKING = False
@@ -274,6 +276,19 @@ def set_transcript_offset(
         "tool_window = coalesce(excluded.tool_window, transcript_offsets.tool_window)",
         [path, session_id, offset, now, tool_window],
     )
+    if tool_window is not None:
+        from datetime import timedelta  # only where a transcript is read, not every hook
+
+        from memory_layer.models import iso, parse_time
+
+        # Windows of transcripts untouched for WINDOW_KEEP_DAYS are dropped (bounded: one
+        # row per transcript ever read, each up to 200 KB); a session resumed later than
+        # that only loses relay detection of what its tools returned before.
+        conn.execute(
+            "UPDATE transcript_offsets SET tool_window = NULL "
+            "WHERE tool_window IS NOT NULL AND updated_at < ?",
+            [iso(parse_time(now) - timedelta(days=WINDOW_KEEP_DAYS))],
+        )
     if main and session_id:
         conn.execute(
             "UPDATE sessions SET transcript_offset = ? WHERE session_id = ?", [offset, session_id]
