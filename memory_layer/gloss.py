@@ -25,6 +25,7 @@ import json
 import re
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 from memory_layer.paths import models_dir
 
@@ -140,10 +141,28 @@ def dictionary() -> dict[str, str]:
         senses = None  # no cache yet, or a damaged one: parse again
     if senses is None:
         senses = _parse(source)
-        tmp = cache.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"source": stamp, "senses": senses}), encoding="utf-8")
-        tmp.replace(cache)
+        _save_cache(cache, {"source": stamp, "senses": senses})
     return {**senses, **CODING_SENSES}
+
+
+def _save_cache(cache: Path, data: dict[str, Any]) -> None:
+    """Write the parsed dictionary through a temporary file of this process's own (two
+    processes embedding Chinese for the first time at once each write theirs), and carry
+    on without a cache when the folder cannot take it: it only saves a re-parse."""
+    import os
+    import tempfile
+
+    try:
+        fd, name = tempfile.mkstemp(dir=cache.parent, prefix=".cedict-", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                json.dump(data, f)
+            os.replace(name, cache)
+        except BaseException:
+            Path(name).unlink(missing_ok=True)
+            raise
+    except OSError:
+        pass
 
 
 def segment(run: str, words: dict[str, str]) -> list[str]:
