@@ -130,9 +130,12 @@ def _flash_proposal(current: Memory, result: dict[str, Any]) -> None:
         raise InvalidInput(f"The team server refused the change: {result['refused'][0]['error']}")
     where = ("Queued: the team server is unreachable; the next sync sends it."
              if result["offline"] else "Sent.")
+    others = len(result.get("others_refused") or [])
+    earlier = (f" {others} earlier queued change(s) went with it and were refused by the "
+               "team server (see the Team page)." if others else "")
     flash(f"Proposed to the team as a change against revision {result['base_revision']}. "
           f"{where} A team reviewer accepts or rejects it; this copy stays as it is until "
-          "the change is accepted and pulled.")
+          f"the change is accepted and pulled.{earlier}")
 
 
 def _withheld_note(memory: Memory, config: dict[str, Any]) -> str:

@@ -108,7 +108,7 @@ def share(memory_id: str, *, reason: str | None = None) -> dict[str, Any]:
         key = uuid.uuid4().hex
         team_sync.enqueue(db, key=key, kind="propose", memory_id=memory.id,
                           body={**body, "client_key": key})
-        return {"memory_id": memory.id, "queued": key, **_push(db, server)}
+        return {"memory_id": memory.id, "queued": key, **_own(_push(db, server), key)}
     finally:
         db.close()
 
@@ -140,7 +140,7 @@ def propose_change(
                 "reason": reason, "client_key": key}
         team_sync.enqueue(db, key=key, kind="propose", memory_id=memory.id, body=body)
         return {"memory_id": memory.id, "queued": key, "base_revision": revision,
-                "server": server.url, **_push(db, server)}
+                "server": server.url, **_own(_push(db, server), key)}
     finally:
         db.close()
 
@@ -191,6 +191,15 @@ def _push(db: Any, server: Remote, *, timeout: float = PUSH_TIMEOUT) -> dict[str
         sent += 1
     return {"sent": sent, "refused": refused, "offline": False,
             "waiting": team_sync.waiting_count(db)}
+
+
+def _own(pushed: dict[str, Any], key: str) -> dict[str, Any]:
+    """A push sends the whole queue: ``refused`` keeps only the refusal of the item just
+    queued (``key``), and the others' go to ``others_refused``, so an older queued item's
+    refusal is never reported as this one's."""
+    mine = [r for r in pushed["refused"] if r["id"] == key]  # an outbox item's id is its key
+    others = [r for r in pushed["refused"] if r["id"] != key]
+    return {**pushed, "refused": mine, "others_refused": others}
 
 
 def _queue_outcomes(db: Any) -> None:

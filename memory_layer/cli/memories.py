@@ -351,6 +351,9 @@ def _propose_team_edit(
     say(f"{current.id} is a team memory: your change was proposed to the team against "
         f"revision {result['base_revision']} ({where}). A reviewer there accepts or rejects "
         "it; this device's copy stays as it is until the change is accepted and pulled.")
+    from memory_layer.cli.team import others_refused_note
+
+    others_refused_note(result)
 
 
 @cli.command()

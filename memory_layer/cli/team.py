@@ -149,6 +149,14 @@ def login(url: str, token: str, as_json: bool) -> None:
     click.echo(f"Logged in as {who['user']}. Projects: {roles}.")
 
 
+def others_refused_note(result: dict[str, Any]) -> None:
+    """Say, on stderr, that older queued items went with this push and were refused."""
+    others = result.get("others_refused") or []
+    if others:
+        click.echo(f"{len(others)} earlier queued change(s) were refused by the team server; "
+                   "`memory-layer team status` lists them.", err=True)
+
+
 def _sync_line(result: dict[str, Any]) -> str:
     pushed = result["pushed"]
     line = f"Sent {pushed['sent']}, pulled {result.get('pulled', 0)}"
@@ -240,6 +248,7 @@ def share(memory_id: str, reason: str | None, as_json: bool) -> None:
                    "`memory-layer team sync` sends it later.")
     else:
         click.echo(f"Shared {result['memory_id']}: waiting for a reviewer on the team.")
+    others_refused_note(result)
 
 
 @team.command()
@@ -264,3 +273,4 @@ def propose(memory_id: str, text: str, reason: str | None, as_json: bool) -> Non
         raise click.ClickException(f"The team server refused it: {result['refused'][0]['error']}")
     click.echo(f"Proposed a change to {result['memory_id']}"
                + (" (queued: server unreachable)." if result["offline"] else "."))
+    others_refused_note(result)
