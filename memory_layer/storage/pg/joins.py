@@ -22,6 +22,9 @@ _SELECT = (
 )
 
 
+ASK_ATTEMPTS = 3
+
+
 def _row(row: Any) -> dict[str, Any]:
     return {**dict(zip(_COLUMNS, row[: len(_COLUMNS)], strict=True)),
             "project": row[-2], "user": row[-1]}
@@ -33,23 +36,30 @@ def open_request(
 ) -> tuple[dict[str, Any], bool]:
     """The open request of ``user`` for ``project`` (made now unless one waits), and
     whether it was made now. Asking for another role updates the waiting request."""
-    made = conn.execute(
-        "INSERT INTO join_requests(id, project_id, user_id, role, reason) "
-        "VALUES (%s, %s, %s, %s, %s) "
-        "ON CONFLICT (project_id, user_id) WHERE status = 'open' DO NOTHING RETURNING id",
-        [request_id, project, user, role, reason],
-    ).fetchone()
-    if made is None:
-        conn.execute(
-            "UPDATE join_requests SET role = %s, reason = coalesce(%s, reason) "
-            "WHERE project_id = %s AND user_id = %s AND status = 'open'",
-            [role, reason, project, user],
-        )
-    row = conn.execute(
-        _SELECT + " WHERE j.project_id = %s AND j.user_id = %s AND j.status = 'open'",
-        [project, user],
-    ).fetchone()
-    return _row(row), made is not None
+    # The open request may be decided (approved, denied, settled by an invite) between the
+    # insert that saw it and the read below; then ask again, which makes a new one.
+    for _attempt in range(ASK_ATTEMPTS):
+        made = conn.execute(
+            "INSERT INTO join_requests(id, project_id, user_id, role, reason) "
+            "VALUES (%s, %s, %s, %s, %s) "
+            "ON CONFLICT (project_id, user_id) WHERE status = 'open' DO NOTHING RETURNING id",
+            [request_id, project, user, role, reason],
+        ).fetchone()
+        if made is None:
+            conn.execute(
+                "UPDATE join_requests SET role = %s, reason = coalesce(%s, reason) "
+                "WHERE project_id = %s AND user_id = %s AND status = 'open'",
+                [role, reason, project, user],
+            )
+        row = conn.execute(
+            _SELECT + " WHERE j.project_id = %s AND j.user_id = %s AND j.status = 'open'",
+            [project, user],
+        ).fetchone()
+        if row is not None:
+            return _row(row), made is not None
+    raise psycopg.errors.SerializationFailure(
+        "the join request kept being decided while it was asked again; ask once more"
+    )
 
 
 def get(conn: psycopg.Connection, request_id: str, *, lock: bool = False) -> dict[str, Any] | None:
