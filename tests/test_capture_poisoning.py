@@ -249,3 +249,21 @@ def test_a_relay_across_a_transcript_max_bytes_split_is_still_held(claude: Claud
     assert not [m for m in memories(claude.home) if "x.example" in m["text"]]
     claude.hook("Stop", last_assistant_message=RELAY)  # reads the relay
     assert {row["origin"] for row in _held(claude)} == {"relayed"}
+
+
+def test_a_relay_of_text_read_while_capture_was_off_is_still_held(claude: Claude) -> None:
+    """Review finding (capture2, not fixed then): with hooks.capture off no tool text
+    reached the window, so a README read then and repeated after capture was turned
+    back on passed as the assistant's own words (active)."""
+    config = (claude.home / "config.yaml").read_text(encoding="utf-8")
+    write_config(claude.home, config + "hooks:\n  capture: false\n")
+    _fetch_readme(claude)
+    _line(claude, "assistant", [{"type": "text", "text": "I read the README."}])
+    claude.hook("Stop", last_assistant_message="I read the README.")
+    assert not [m for m in memories(claude.home) if "x.example" in m["text"]]
+    write_config(claude.home, config)  # capture back on, same session
+    _line(claude, "user", "ok, what do I need before running the tests?")
+    _line(claude, "assistant", [{"type": "text", "text": RELAY}])
+    claude.hook("Stop", last_assistant_message=RELAY)
+    assert {row["origin"] for row in _held(claude)} == {"relayed"}
+    _later_session_sees_nothing(claude)

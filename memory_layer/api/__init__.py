@@ -152,6 +152,7 @@ _HOMES = {
     "command_candidates": "memory_layer.capture.signals",
     "signal_candidates": "memory_layer.capture.signals",
     "extract_from_entries": "memory_layer.capture.extract",
+    "observe_tool_text": "memory_layer.capture.extract",
     "Entry": "memory_layer.capture.transcript",
     "read_new_entries": "memory_layer.capture.transcript",
     "clear_pending": "memory_layer.activity",

@@ -60,7 +60,7 @@ from memory_layer.capture.provenance import RELAYED, ToolText
 from memory_layer.capture.reversal import replaced_term
 from memory_layer.capture.transcript import Entry
 
-__all__ = ["extract", "extract_from_entries", "prose_sentences"]
+__all__ = ["extract", "extract_from_entries", "observe_tool_text", "prose_sentences"]
 
 
 # --- extractors -------------------------------------------------------------
@@ -331,11 +331,27 @@ _RULE_CATEGORIES = frozenset(
 
 
 def _add_tool_text(tools: ToolText, entry: Entry) -> None:
+    # Untruncated: a planted line deep in a long file read must be recognised when the
+    # assistant repeats it. Bash output usually sits both in the tool_result and in
+    # toolUseResult.stdout; the same text is hashed once.
+    seen: set[str] = set()
     for result in entry.tool_results:
-        tools.add(result.text)
+        seen.add(result.relay_text)
+        tools.add(result.relay_text)
     out = entry.tool_output
     if out is not None:
-        for part in (out.stdout, out.stderr, out.error):
-            tools.add(part)
+        for part in out.full_parts:
+            if part not in seen:
+                tools.add(part)
     if not entry.tool_results:
         tools.add(entry.text)  # a result stored as a bare string in content
+
+
+def observe_tool_text(entries: Iterable[Entry], tools: ToolText) -> None:
+    """Add what tools returned in ``entries`` to the session's window without
+    extracting anything: with capture off the window still follows the session, so
+    turning capture back on does not trust the assistant repeating text read meanwhile."""
+    for entry in entries:
+        # The same lines extract_from_entries reads tool text from.
+        if entry.is_tool_result and not (entry.is_sidechain or entry.is_meta):
+            _add_tool_text(tools, entry)

@@ -19,7 +19,8 @@ turn, after a ``transcript_max_bytes`` split, or late in a long turn must still 
 seen. The window holds the ``WINDOW_RUNS`` most recently seen runs as 32-bit hashes
 (crc32 of the run: stable across processes, unlike ``hash``), so it stays bounded and
 is cheap to persist with the transcript offset (``ToolText.window``) and to reload on
-the next Stop.
+the next Stop. Tool results are read whole (not the signal extractors' 8,000-character
+gist), so a line deep in a long file read counts too.
 """
 
 from __future__ import annotations
@@ -36,16 +37,20 @@ RELAYED = "relayed"
 RUN = 4  # words per run: long enough to be specific, short enough to survive rewording
 RELAY_SHARE = 0.5  # share of a sentence's runs found in tool text that makes it a relay
 MIN_RUNS = 2  # a sentence shorter than this says too little to judge
-# Runs kept per session (~50k words of tool text, 200 KB persisted): the oldest runs
+# Runs kept per session: ~150k words of tool text, about what Claude Code's 200k-token
+# context can still hold, so anything the assistant can see it read is remembered
+# (600 KB persisted; rewritten only by a batch that read tool text). The oldest runs
 # leave first, so what the assistant read most recently always counts.
-WINDOW_RUNS = 50_000
+WINDOW_RUNS = 150_000
 # Of one huge output only its tail can stay in the window anyway; reading only this much
 # of it keeps a Stop hook bounded however large a log was (>= WINDOW_RUNS words).
 TAIL_CHARS = 16 * WINDOW_RUNS
 _HASH = "I"  # unsigned 32-bit items in the persisted window
 
-_WORD = re.compile(r"\w+")
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+_CJK_CHARS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af"
+# A CJK character is a word by itself (no spaces to split on); other words are runs of
+# word characters. One pass: this is most of the cost of reading a long tool output.
+_WORD = re.compile(rf"[{_CJK_CHARS}]|[^\W{_CJK_CHARS}]+")
 # The assistant naming a document or output as the source of what it says.
 _ATTRIBUTION = re.compile(
     r"\b(?:(?:the|its|this|that|their)\s+(?:readme|docs?|documentation|page|file|"
@@ -58,14 +63,7 @@ _ATTRIBUTION = re.compile(
 
 
 def _words(text: str) -> list[str]:
-    out: list[str] = []
-    for match in _WORD.finditer(text.lower()):
-        word = match.group(0)
-        if _CJK.search(word):
-            out.extend(ch for ch in word if not ch.isspace())
-        else:
-            out.append(word)
-    return out
+    return _WORD.findall(text.lower())
 
 
 def word_runs(text: str) -> set[tuple[str, ...]]:

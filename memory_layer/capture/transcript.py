@@ -38,8 +38,11 @@ CHUNK_SIZE = 64 * 1024
 # A single line bigger than this (a giant tool output pasted inline) is skipped
 # rather than buffered: nothing worth remembering needs 16 MiB of context.
 MAX_LINE_BYTES = 16 * 1024 * 1024
-# Tool result text is truncated: capture needs the gist (an error line), not
-# the whole output, and entries may be held in memory in batches.
+# Tool result text is truncated for the signal extractors: they need the gist (an
+# error line), not the whole output. Relay detection needs all of it (a planted line
+# can sit deep in a long file read), so each result also keeps its untruncated text
+# (``relay_text``): the same string object the JSON line decoded, no copy, bounded by
+# what one read takes (``hooks.transcript_max_bytes``).
 MAX_RESULT_CHARS = 8_000
 
 _ENTRY_TYPES = frozenset({"user", "assistant", "system", "summary"})
@@ -61,6 +64,12 @@ class ToolResult:
     tool_use_id: str
     text: str
     is_error: bool = False
+    # The untruncated text (``text`` is cut at MAX_RESULT_CHARS), for relay detection.
+    full_text: str = field(default="", compare=False, repr=False)
+
+    @property
+    def relay_text(self) -> str:
+        return self.full_text or self.text
 
 
 @dataclass(frozen=True)
@@ -77,6 +86,8 @@ class ToolOutput:
     interrupted: bool = False
     file_path: str = ""
     error: str = ""
+    # stdout, stderr and error untruncated, for relay detection.
+    full_parts: tuple[str, ...] = field(default=(), compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -116,28 +127,38 @@ def _str(value: Any) -> str:
 
 
 def _result_text(content: Any) -> str:
-    """A tool_result's content is a string or a list of text/image blocks."""
+    """A tool_result's content is a string or a list of text/image blocks (untruncated)."""
     if isinstance(content, str):
-        text = content
-    elif isinstance(content, list):
-        text = "\n".join(
+        return content
+    if isinstance(content, list):
+        return "\n".join(
             _str(b.get("text")) for b in content if isinstance(b, dict) and b.get("type") == "text"
         )
-    else:
-        text = ""
-    return text[:MAX_RESULT_CHARS]
+    return ""
+
+
+def _tool_result(block: dict[str, Any]) -> ToolResult:
+    text = _result_text(block.get("content"))
+    return ToolResult(
+        tool_use_id=_str(block.get("tool_use_id")),
+        text=text[:MAX_RESULT_CHARS],
+        is_error=block.get("is_error") is True,
+        full_text=text if len(text) > MAX_RESULT_CHARS else "",
+    )
 
 
 def _tool_output(raw: Any) -> ToolOutput | None:
     if isinstance(raw, str):
-        return ToolOutput(error=raw[:MAX_RESULT_CHARS])
+        return ToolOutput(error=raw[:MAX_RESULT_CHARS], full_parts=(raw,))
     if not isinstance(raw, dict):
         return None
+    stdout, stderr = _str(raw.get("stdout")), _str(raw.get("stderr"))
     return ToolOutput(
-        stdout=_str(raw.get("stdout"))[:MAX_RESULT_CHARS],
-        stderr=_str(raw.get("stderr"))[:MAX_RESULT_CHARS],
+        stdout=stdout[:MAX_RESULT_CHARS],
+        stderr=stderr[:MAX_RESULT_CHARS],
         interrupted=raw.get("interrupted") is True,
         file_path=_str(raw.get("filePath")) or _str(raw.get("file_path")),
+        full_parts=tuple(part for part in (stdout, stderr) if part),
     )
 
 
@@ -197,13 +218,7 @@ def parse_line(line: str | bytes) -> Entry | None:
                     )
                 )
             elif btype == "tool_result":
-                results.append(
-                    ToolResult(
-                        tool_use_id=_str(block.get("tool_use_id")),
-                        text=_result_text(block.get("content")),
-                        is_error=block.get("is_error") is True,
-                    )
-                )
+                results.append(_tool_result(block))
             # thinking, image, document, …: nothing to capture
     return Entry(
         role=role,

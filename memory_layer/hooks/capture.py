@@ -97,22 +97,24 @@ def transcript_candidates(
     transcript showed, extended with this batch's."""
     from memory_layer.api import extract_from_entries
 
-    if subagent:
-        # A subagent's transcript is all sidechain, and its "user" turns are the main
-        # agent's instructions, not the user's: keep only the subagent's own findings.
-        # Tool results stay: relay detection must see what a tool returned to the
-        # subagent, or a fetched page it repeats would pass as its own words.
-        entries = [
-            replace(e, is_sidechain=False)
-            for e in entries
-            if e.role == "assistant" or e.is_tool_result
-        ]
-    found = list(extract_from_entries(entries, tool_text))
+    found = list(extract_from_entries(_own_entries(entries, subagent), tool_text))
     if tools:
         from memory_layer.api import events_from_entries, signal_candidates
 
         found += signal_candidates(events_from_entries(entries), cwd)
     return found
+
+
+def _own_entries(entries: list[Any], subagent: bool) -> list[Any]:
+    if not subagent:
+        return entries
+    # A subagent's transcript is all sidechain, and its "user" turns are the main
+    # agent's instructions, not the user's: keep only the subagent's own findings.
+    # Tool results stay: relay detection must see what a tool returned to the
+    # subagent, or a fetched page it repeats would pass as its own words.
+    return [
+        replace(e, is_sidechain=False) for e in entries if e.role == "assistant" or e.is_tool_result
+    ]
 
 
 def _tool_fields(event: ToolUsed) -> dict[str, Any]:
@@ -263,9 +265,14 @@ def extract_transcript(
     )
     stored: list[str] = []
     tool_text = None
-    if config["hooks"]["capture"] and entries:
+    if entries:
         # Relay detection sees what earlier batches (turns, max_bytes splits) returned.
         tool_text = api.transcript_tool_text(conn, path)
+    if tool_text is not None and not config["hooks"]["capture"]:
+        # Capture off still follows the session's tool text (hashes only), so turning
+        # it back on mid-session does not trust a relay of what was read meanwhile.
+        api.observe_tool_text(_own_entries(entries, subagent), tool_text)
+    elif tool_text is not None:
         stored = store_candidates(
             conn,
             transcript_candidates(entries, subagent=subagent, tool_text=tool_text),

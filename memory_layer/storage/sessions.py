@@ -282,7 +282,7 @@ def set_transcript_offset(
         from memory_layer.models import iso, parse_time
 
         # Windows of transcripts untouched for WINDOW_KEEP_DAYS are dropped (bounded: one
-        # row per transcript ever read, each up to 200 KB); a session resumed later than
+        # row per transcript ever read, each up to 600 KB); a session resumed later than
         # that only loses relay detection of what its tools returned before.
         conn.execute(
             "UPDATE transcript_offsets SET tool_window = NULL "
