@@ -2,8 +2,9 @@
 
 The transcripts are listed in ``benchmarks/data/real_transcripts/gold.json`` (repository,
 path, commit, a sha256 prefix) with the durable lessons a careful reader listed for each
-one, written down before any tuning. Transcripts marked ``split: holdout`` were never
-read while the extractors were tuned; their figures are reported separately.
+one, written down before any tuning. Every ``split`` in gold.json is reported on its own:
+``tune`` is what the extractors were tuned on, ``train`` is labelled data for a learned
+capture model, and ``holdout`` / ``holdout2`` were never read while tuning or training.
 
 Each transcript is captured as the hooks capture it: the prose extractors over its
 entries and the tool-event signals over its tool calls, stored through the one write
@@ -194,6 +195,13 @@ def totals(results: list[Scored]) -> dict[str, Any]:
     }
 
 
+def gold_splits(gold: dict[str, Any] | None = None) -> list[str]:
+    """The splits gold.json uses, in the order they first appear."""
+    if gold is None:
+        gold = json.loads(GOLD.read_text(encoding="utf-8"))
+    return list(dict.fromkeys(spec["split"] for spec in gold["transcripts"]))
+
+
 def run(
     data: Path = DEFAULT_DATA, *, download: bool = False, only: str | None = None
 ) -> dict[str, Any]:
@@ -213,7 +221,7 @@ def run(
         results.append(score(spec, records))
         strict.append(score(spec, records, strict=True))
     report: dict[str, Any] = {
-        split: totals([r for r in results if r.split == split]) for split in ("tune", "holdout")
+        split: totals([r for r in results if r.split == split]) for split in gold_splits(gold)
     }
     # Without the lessons an audit added to tuning transcripts (gold.json "audit").
     report["tune_strict"] = totals([r for r in strict if r.split == "tune"])
@@ -224,9 +232,10 @@ def run(
 
 
 def _print(results: list[Scored], verbose: bool) -> None:
+    width = max((len(r.split) for r in results), default=0)
     for r in results:
         print(
-            f"{r.split:7} {r.name:22} {r.language}  records {len(r.records):2}  matched "
+            f"{r.split:{width}} {r.name:22} {r.language}  records {len(r.records):2}  matched "
             f"{len(r.matched):2}/{len(r.lessons):2}  fp {len(r.false_positives)}"
         )
         if not verbose:
@@ -245,8 +254,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="print the totals as JSON")
     parser.add_argument("--fetch", action="store_true", help="download missing transcripts")
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="transcript directory")
+    splits = gold_splits()
     parser.add_argument(
-        "--split", choices=("tune", "holdout"), help="only these transcripts (tune while tuning)"
+        "--split", choices=splits, help="only these transcripts (tune while tuning)"
     )
     args = parser.parse_args(argv)
     report = run(args.data, download=args.fetch, only=args.split)
@@ -255,7 +265,8 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(report, indent=2))
         return 0
     _print(results, args.verbose)
-    for split in ("tune", "tune_strict", "holdout", "all", "non_english"):
+    rows = [name for split in splits for name in (split, f"{split}_strict") if name in report]
+    for split in [*rows, "all", "non_english"]:
         t = report[split]
         print(
             f"{split:11} {t['transcripts']:2} transcripts  records {t['records']:3} "
