@@ -54,5 +54,7 @@ def test_post_tool_use_in_process_imports_nothing_heavy(tmp_path: Path) -> None:
     assert "memory_layer.memories" in second  # it did capture (a command memory)
     heavy = sorted(m for m in second if m.split(".")[0] in HEAVY)
     assert heavy == []  # ... and then served from run/config-cache.json
-    # Outcome learning's database code is not needed for a Bash call.
+    # Outcome learning's database code is not needed for a Bash call, nor relay
+    # detection's regexes and window (only where a transcript is read).
     assert "memory_layer.outcomes.lifecycle" not in second
+    assert "memory_layer.capture.provenance" not in second

@@ -8,7 +8,13 @@ from dataclasses import dataclass
 from memory_layer.errors import InvalidInput, UnknownCategory
 from memory_layer.models import CATEGORIES
 
-__all__ = ["CATEGORIES", "Candidate", "dedupe", "normalise"]
+__all__ = ["CATEGORIES", "RELAYED", "TOOL_OUTPUT", "Candidate", "dedupe", "normalise"]
+
+# A candidate's ``origin`` when its words are not the speaker's own (capture.provenance
+# decides it). Defined here, not there: PostToolUse needs the name on every call, and
+# provenance's regexes and window code are only needed where a transcript is read.
+TOOL_OUTPUT = "tool_output"
+RELAYED = "relayed"
 
 
 @dataclass(frozen=True)

@@ -29,10 +29,10 @@ import re
 from array import array
 from zlib import crc32
 
+from memory_layer.capture.candidate import RELAYED, TOOL_OUTPUT
+
 __all__ = ["TOOL_OUTPUT", "RELAYED", "ToolText", "attributed", "word_runs"]
 
-TOOL_OUTPUT = "tool_output"
-RELAYED = "relayed"
 
 RUN = 4  # words per run: long enough to be specific, short enough to survive rewording
 RELAY_SHARE = 0.5  # share of a sentence's runs found in tool text that makes it a relay

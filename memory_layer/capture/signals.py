@@ -20,7 +20,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 
-from memory_layer.capture.candidate import Candidate, dedupe
+from memory_layer.capture.candidate import TOOL_OUTPUT, Candidate, dedupe
 from memory_layer.capture.commands import (
     command_key,
     command_kind,
@@ -29,7 +29,6 @@ from memory_layer.capture.commands import (
     similar,
 )
 from memory_layer.capture.privacy import clean
-from memory_layer.capture.provenance import TOOL_OUTPUT
 
 TYPE_CHECKING = False  # no typing import at run time (~3 ms on the hook path)
 if TYPE_CHECKING:  # annotations only: the PostToolUse hook never reads a transcript
