@@ -9,7 +9,6 @@ matches wherever its characters appear next to each other.
 from __future__ import annotations
 
 import functools
-import hashlib
 import re
 import unicodedata
 from collections.abc import Iterable
@@ -106,6 +105,10 @@ def fts_phrase(term: str) -> str:
 
 def normalise_for_hash(text: str) -> str:
     """A hash of the text with case, punctuation and spacing removed: exact-duplicate detection."""
+    # Imported here: loading OpenSSL costs ~3 ms, and most hook runs that import this
+    # module (a PostToolUse that stores nothing) never hash.
+    import hashlib
+
     folded = unicodedata.normalize("NFKC", text).casefold()
     if folded.isascii():
         words = WORD.findall(folded)
