@@ -23,6 +23,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import replace
 
+from memory_layer.capture.answers import user_words
 from memory_layer.capture.candidate import Candidate, dedupe
 from memory_layer.capture.cjk import cjk_candidate
 from memory_layer.capture.classify import (
@@ -299,12 +300,20 @@ def extract_from_entries(
     found: list[Candidate] = []
     if tools is None:
         tools = ToolText()
+    tool_names: dict[str, str] = {}  # tool_use id -> tool, to know whose result is whose
     for entry in entries:
         if entry.is_sidechain or entry.is_meta or entry.type not in ("user", "assistant"):
             continue
+        tool_names.update((use.id, use.name) for use in entry.tool_uses)
         if entry.is_tool_result:
-            _add_tool_text(tools, entry)
-            continue  # tool output, even when stored as a bare string
+            # A rejected call's reason and AskUserQuestion's answers are the user's
+            # words; the rest is tool output, even when stored as a bare string.
+            said = user_words(entry, tool_names)
+            if said:
+                found += _mark("user", [c for t in said for c in extract(t, "user", entry.uuid)], tools)
+            else:
+                _add_tool_text(tools, entry)
+            continue
         role = "assistant" if entry.is_compact_summary else entry.role
         if role not in ("user", "assistant"):
             continue
@@ -315,13 +324,21 @@ def extract_from_entries(
             proposed += extract(text, role, entry.uuid)
         if role == "assistant":
             proposed += written_notes(entry.tool_uses, entry.uuid)
-        for cand in proposed:
-            if role == "assistant" and tools.relays(cand.evidence or cand.text):
-                cand = replace(cand, origin=RELAYED)
-            elif role == "user" and cand.category in _RULE_CATEGORIES:
-                cand = replace(cand, replaces=replaced_term(cand.text))
-            found.append(cand)
+        found += _mark(role, proposed, tools)
     return dedupe(found)
+
+
+def _mark(role: str, proposed: list[Candidate], tools: ToolText) -> list[Candidate]:
+    """The assistant's candidates that repeat tool text become ``relayed``; the user's
+    rules learn what they replace."""
+    marked: list[Candidate] = []
+    for cand in proposed:
+        if role == "assistant" and tools.relays(cand.evidence or cand.text):
+            cand = replace(cand, origin=RELAYED)
+        elif role == "user" and cand.category in _RULE_CATEGORIES:
+            cand = replace(cand, replaces=replaced_term(cand.text))
+        marked.append(cand)
+    return marked
 
 
 # Rules a user may reverse later ("use Vitest instead of Jest" after "always use Jest").

@@ -88,6 +88,8 @@ class ToolOutput:
     error: str = ""
     # stdout, stderr and error untruncated, for relay detection.
     full_parts: tuple[str, ...] = field(default=(), compare=False, repr=False)
+    # AskUserQuestion's result: the user's answers, in the order asked.
+    answers: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -159,7 +161,14 @@ def _tool_output(raw: Any) -> ToolOutput | None:
         interrupted=raw.get("interrupted") is True,
         file_path=_str(raw.get("filePath")) or _str(raw.get("file_path")),
         full_parts=tuple(part for part in (stdout, stderr) if part),
+        answers=_answers(raw.get("answers")),
     )
+
+
+def _answers(raw: Any) -> tuple[str, ...]:
+    if not isinstance(raw, dict):
+        return ()
+    return tuple(v.strip() for v in raw.values() if isinstance(v, str) and v.strip())
 
 
 def parse_line(line: str | bytes) -> Entry | None:
