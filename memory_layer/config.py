@@ -68,6 +68,11 @@ DEFAULTS: dict[str, Any] = {
         # Query words found in more than this share of the searched memories are left out
         # of the query's embedding (they still count for keywords); 1 keeps every word.
         "vector_common_share": 0.2,
+        # A turn of a conversation (a memory with a thread) whose predecessor matches the
+        # query gets this share of the predecessor's similarity when that is more than
+        # its own: the reply to the question a query repeats (retrieval/threads.py,
+        # chosen on LoCoMo conversations 0-4, benchmarks/RESULTS.md). 0 turns it off.
+        "thread_share": 0.7,
         "default_limit": 8,
         # "Nothing matches": recall returns nothing when the verifier gives the store less
         # than this probability of answering the query (retrieval/answerable.py, measured
@@ -300,6 +305,8 @@ RANGES: dict[str, tuple[float, float]] = {
     "retrieval.relative_floor": (0.0, 1.0),
     "retrieval.relevance_band": (0.0, 1.0),
     "retrieval.vector_common_share": (0.0, 1.0),
+    # Under 1: a reply never outranks the turn it answers.
+    "retrieval.thread_share": (0.0, 0.95),
     "retrieval.min_answer": (0.0, 1.0),
     "hooks.min_cosine": (0.0, 1.0),
     "hooks.min_keyword": (0.0, 1.0),

@@ -135,6 +135,8 @@ def _public(memory: Memory, config: dict[str, Any]) -> dict[str, Any]:
         "scene": memory.extra.get("scene"),
         "subject": memory.extra.get("subject"),
         "key": memory.extra.get("fact_key"),
+        "thread": memory.extra.get("thread"),
+        "position": memory.extra.get("position"),
         "source": memory.source,
         "status": memory.status,
         # Who approved it as a person; a hook capture is "captured_by", never reviewed.
@@ -247,6 +249,8 @@ def propose(
     memory_id: str | None,
     reason: str | None,
     tags: list[str] | None,
+    thread: str | None = None,
+    position: int | None = None,
 ) -> dict[str, Any]:
     from memory_layer.api import clean_field
 
@@ -258,6 +262,8 @@ def propose(
             subject=subject,
             key=key,
             tags=tags,
+            thread=thread,
+            position=position is not None,
         )
     config = load_config()
     with server.lock:
@@ -278,6 +284,8 @@ def propose(
             reason=reason,
             tags=tags,
             embedder=server.embedder(config),
+            thread=thread,
+            position=position,
         )
     answer: dict[str, Any] = {
         "status": "pending" if done.outcome == "change" else done.memory.status,
@@ -432,13 +440,18 @@ def _writing_tools(app: MCPServer, server: Server, guarded: Any) -> None:
         memory_id: str | None = None,
         reason: str | None = None,
         tags: list[str] | None = None,
+        thread: str | None = None,
+        position: int | None = None,
     ) -> dict[str, Any]:
         """Propose a new memory, or (with memory_id) a new text for an existing one.
 
         It goes to the review inbox as pending; agents see it only once a person
         accepts it. subject + key make it a structured fact whose value is the text
-        (e.g. subject "prod-server", key "os", text "ubuntu 22.04"). category defaults
-        to general. With memory_id only text, reason and scene apply."""
+        (e.g. subject "prod-server", key "os", text "ubuntu 22.04"). thread (a
+        conversation's id) + position (its turn number; left out: after the last) make
+        it a turn of that conversation: search lets a turn inherit part of the relevance
+        of the turn before it. category defaults to general. With memory_id only text,
+        reason and scene apply."""
         return guarded(
             propose,
             text,
@@ -452,6 +465,8 @@ def _writing_tools(app: MCPServer, server: Server, guarded: Any) -> None:
             memory_id=memory_id,
             reason=reason,
             tags=tags,
+            thread=thread,
+            position=position,
         )
 
     @app.tool(name="report_outcome")

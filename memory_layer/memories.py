@@ -14,13 +14,16 @@ from memory_layer.errors import InvalidInput
 from memory_layer.models import ACTIVE, RETIRED, Memory, check_category, iso, parse_time, utcnow
 from memory_layer.storage.conn import Conn
 from memory_layer.storage.records import (
+    at_place,
     find_by_hash,
     insert_memory,
     memories_by_rowid,
     memory_exists,
+    thread_end,
     transaction,
     update_memory,
 )
+from memory_layer.storage.textindex import normalise_for_hash
 
 # typing costs ~3 ms to import and is needed here only by type checkers (annotations
 # are strings at run time), so the hook path never imports it.
@@ -92,6 +95,10 @@ MAX_SCENE_CHARS = 64
 MAX_PROJECT_CHARS = 500
 MAX_SOURCE_CHARS = 100
 MAX_REASON_CHARS = 2000
+# A thread names a conversation or session (Claude Code's session ids are UUIDs); a
+# position orders its turns. SQLite integers are 64-bit.
+MAX_THREAD_CHARS = 200
+MAX_POSITION = 2**62
 
 
 def check_length(name: str, value: Any, limit: int) -> Any:
@@ -102,6 +109,30 @@ def check_length(name: str, value: Any, limit: int) -> Any:
             "(details belong in the memory's text)."
         )
     return value
+
+
+def check_place(thread: Any, position: Any) -> tuple[str | None, int | None]:
+    """Where a memory sits in a conversation, checked: ``(None, None)`` for a memory
+    outside any thread; a position needs a thread, and None there means "after the
+    thread's last memory" (resolved when the memory is stored)."""
+    if thread is not None and not isinstance(thread, str):
+        raise InvalidInput("The thread must be a string (a conversation or session id).")
+    thread = (thread or "").strip() or None
+    if position is not None and (isinstance(position, bool) or not isinstance(position, int)):
+        raise InvalidInput(f"The position must be a whole number, not {position!r}.")
+    if thread is None:
+        if position is not None:
+            raise InvalidInput(
+                "A position needs a thread: give the id of the conversation it is a "
+                "turn of too."
+            )
+        return None, None
+    check_length("thread", thread, MAX_THREAD_CHARS)
+    if not thread.isprintable():
+        raise InvalidInput("The thread id holds control characters; use a plain id.")
+    if position is not None and not 0 <= position <= MAX_POSITION:
+        raise InvalidInput(f"The position must be from 0 to {MAX_POSITION}, not {position}.")
+    return thread, position
 
 
 def clean_tags(tags: Any) -> list[str]:
@@ -216,7 +247,14 @@ def remember(
                 f"created_at {created_at!r} is not an ISO 8601 time (e.g. 2026-01-31T12:00:00Z)."
             ) from None
 
+    thread, position = check_place((extra or {}).get("thread"), (extra or {}).get("position"))
     with transaction(db):
+        if thread is not None:
+            placed = _placed(db, text, thread, position)
+            if isinstance(placed, Memory):
+                return RememberResult(placed, created=False, similarity=1.0)
+            extra = {**(extra or {}), "thread": thread, "position": placed}
+            dedupe = False  # turns are distinct utterances, even when their words repeat
         vector = None
         identical = find_by_hash(db, text, project) if dedupe else None
         again = (identical, 1.0, "identical text") if identical and identical.status == ACTIVE else None
@@ -254,6 +292,24 @@ def remember(
             values["embedding_model"] = embedder.model_id
         memory = insert_memory(db, values, actor=source)
     return RememberResult(memory, created=True)
+
+
+def _placed(db: Conn, text: str, thread: str, position: int | None) -> Memory | int:
+    """The position a new memory of ``thread`` takes (the next free one when None), or
+    the memory already there with this text (the same turn written again: a re-run
+    import or a retried write), under the caller's write lock."""
+    if position is None:
+        end = thread_end(db, thread)
+        return 0 if end is None else end + 1
+    there = at_place(db, thread, position)
+    if there is None:
+        return position
+    if normalise_for_hash(there.text) == normalise_for_hash(text):
+        return there
+    raise InvalidInput(
+        f"Position {position} of thread {thread!r} already holds memory {there.id} with "
+        "other text. Leave the position out to add it after the thread's last memory."
+    )
 
 
 def edit(

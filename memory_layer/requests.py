@@ -97,6 +97,8 @@ class RememberRequest:
     scene: str | None = None
     subject: str | None = None
     key: str | None = None
+    thread: str | None = None  # a conversation's id; with position, where the turn sits
+    position: int | None = None  # None: after the thread's last memory
 
     @classmethod
     def from_wire(cls, data: Any) -> RememberRequest:
@@ -147,5 +149,7 @@ _TYPES: dict[str, dict[str, type | tuple[type, ...]]] = {
         "scene": str,
         "subject": str,
         "key": str,
+        "thread": str,
+        "position": int,
     },
 }

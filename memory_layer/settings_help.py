@@ -42,6 +42,10 @@ LINES: dict[str, str] = {
         "Query words found in more than this share of memories are left out of the "
         "embedded query (keywords still use them)."
     ),
+    "retrieval.thread_share": (
+        "A turn of a conversation gets this share of the similarity of the turn before "
+        "it, when that is more than its own (the reply to a matching question); 0 = off."
+    ),
     "retrieval.default_limit": "How many results recall returns when no limit is given.",
     "embedding.enabled": "Use the embedding model; off: keyword-only search everywhere.",
     "embedding.model": (

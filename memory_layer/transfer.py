@@ -21,6 +21,7 @@ from memory_layer.memories import (
     MAX_SUBJECT_CHARS,
     check_confidence,
     check_length,
+    check_place,
     check_text,
     clean_tags,
     new_id,
@@ -28,7 +29,14 @@ from memory_layer.memories import (
 from memory_layer.models import check_category, check_status, iso, parse_time, utcnow
 from memory_layer.storage.conn import Conn
 from memory_layer.storage.memory_lists import Filters, list_memories
-from memory_layer.storage.records import insert_memory, stored_text, text_stored, transaction
+from memory_layer.storage.records import (
+    at_place,
+    insert_memory,
+    stored_text,
+    text_stored,
+    thread_end,
+    transaction,
+)
 from memory_layer.storage.textindex import normalise_for_hash
 
 # Fields export writes beyond the import minimum, so a round trip loses nothing.
@@ -109,6 +117,10 @@ def parse_line(number: int, raw_line: bytes, max_chars: int) -> dict[str, Any] |
                 if not isinstance(data[key], str):
                     raise InvalidInput(f'"{key}" must be a string or null.')
                 values[key] = check_length(f'"{key}"', data[key], _TRUST_TEXT[key])
+        thread, position = check_place(data.get("thread"), data.get("position"))
+        if thread is not None:
+            values["thread"] = thread
+            values["position"] = position  # None: after the thread's last memory
         for key in _COUNTS:
             if key in data:
                 if not isinstance(data[key], int) or data[key] < 0:
@@ -160,7 +172,12 @@ def import_records(
     now = iso(utcnow())
     todo: list[dict[str, Any]] = []
     skipped = 0
+    ends: dict[str, int] = {}  # thread -> the last position taken, this import included
+    taken: dict[tuple[str, int], int] = {}  # places this import fills -> line
     for number, values in records:
+        if "thread" in values and _placed(db, number, values, ends, taken):
+            skipped += 1
+            continue
         if "id" in values:
             text = stored_text(db, values["id"])
             if text is not None:
@@ -168,7 +185,8 @@ def import_records(
                     skipped += 1
                     continue
                 raise _field_error(number, f'id "{values["id"]}" already exists with other text.')
-        elif text_stored(db, values["text"], values["project"]):
+        # A turn is distinct from any other by its place, whatever its words.
+        elif "thread" not in values and text_stored(db, values["text"], values["project"]):
             skipped += 1
             continue
         todo.append(values)
@@ -190,6 +208,41 @@ def import_records(
             values.setdefault("updated_at", now)
             insert_memory(db, values, actor=actor, context={"via": "import"})
     return ImportReport(imported=len(todo), skipped=skipped)
+
+
+def _placed(
+    db: Conn,
+    number: int,
+    values: dict[str, Any],
+    ends: dict[str, int],
+    taken: dict[tuple[str, int], int],
+) -> bool:
+    """Give a turn without a position the next one of its thread; True when its place
+    already holds this text (the same log imported again: skipped). Another text
+    there, or a place an earlier line of this import took, is refused, naming the line."""
+    thread = values["thread"]
+    if thread not in ends:
+        end = thread_end(db, thread)
+        ends[thread] = -1 if end is None else end
+    if values["position"] is None:
+        values["position"] = ends[thread] + 1
+    place = (thread, values["position"])
+    if place in taken:
+        raise _field_error(
+            number, f'position {place[1]} of thread "{thread}" is taken by line {taken[place]}.'
+        )
+    taken[place] = number
+    ends[thread] = max(ends[thread], values["position"])
+    there = at_place(db, thread, values["position"])
+    if there is None:
+        return False
+    if normalise_for_hash(there.text) == normalise_for_hash(values["text"]):
+        return True
+    raise _field_error(
+        number,
+        f'position {values["position"]} of thread "{thread}" already holds memory '
+        f"{there.id} with other text.",
+    )
 
 
 def export_records(db: Conn) -> Iterator[dict[str, Any]]:

@@ -73,6 +73,8 @@ def remember_request(text: str, values: dict[str, Any]) -> Any:
         scene=values["scene"],
         subject=values["subject"],
         key=values["key"],
+        thread=values["thread"],
+        position=values["position"],
     )
 
 

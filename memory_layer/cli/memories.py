@@ -33,6 +33,8 @@ def spec_options(table: tuple[spec.Opt, ...], **help_for: str) -> Callable[[Any]
                 kwargs["is_flag"] = True
             elif opt.kind == spec.COUNT:
                 kwargs["type"] = click.IntRange(min=1)
+            elif opt.kind == spec.WHOLE:
+                kwargs["type"] = click.IntRange(min=0)
             elif opt.kind == spec.NUMBER:
                 kwargs["type"] = float
             elif opt.kind == spec.MANY:
@@ -72,6 +74,13 @@ def remember(ctx: click.Context, text: str, **values: Any) -> None:
         memory-layer remember "Prefer ruff over flake8" -c tool_preference --global
         git log -1 --format=%B | memory-layer remember - -c decision
         memory-layer remember "ubuntu 22.04" --subject prod-server --key os --scene server_ops
+        memory-layer remember "Caroline: Three times a week." --thread chat-7 --position 12
+
+    With --thread, the memory is a turn of that conversation: it is never merged into a
+    memory with the same words (turns repeat), and recall lets it inherit part of the
+    relevance of the turn before it (retrieval.thread_share), so the reply to the
+    question a query repeats is found. Writing the same text at the same place again
+    changes nothing.
     """
     from memory_layer import api
     from memory_layer.cli.fast import read_stdin, remember_request, show
@@ -89,6 +98,8 @@ def remember(ctx: click.Context, text: str, **values: Any) -> None:
         category=request.category,
         tags=list(request.tags),
         confidence=request.confidence,
+        thread=request.thread,
+        position=request.position,
     )
     reply = _engine_reply(ctx, "remember", request)
     if reply is None:

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 FLAG = "flag"  # takes no value
 TEXT = "text"
 COUNT = "count"  # a whole number of at least 1
+WHOLE = "whole"  # a whole number of at least 0
 NUMBER = "number"  # a float
 MANY = "many"  # a text option that may be repeated
 
@@ -78,6 +79,19 @@ REMEMBER: tuple[Opt, ...] = (
     Opt(("--scene",), "scene", TEXT, "Scene it belongs to (deploy, server_ops, coding...)."),
     Opt(("--subject",), "subject", TEXT, "Structured fact: what it is about (e.g. prod-server)."),
     Opt(("--key",), "key", TEXT, "Structured fact: which property (e.g. os); TEXT is the value."),
+    Opt(
+        ("--thread",),
+        "thread",
+        TEXT,
+        "Conversation it is a turn of (a chat log's or session's id): recall lets a turn "
+        "inherit part of the relevance of the turn before it.",
+    ),
+    Opt(
+        ("--position",),
+        "position",
+        WHOLE,
+        "Its turn number in --thread (default: after the thread's last memory).",
+    ),
     Opt(("--json",), "as_json", FLAG, "Print JSON.", False),
 )
 
@@ -91,8 +105,8 @@ class NotSimple(Exception):
 
 
 def _value(opt: Opt, raw: str) -> Any:
-    if opt.kind == COUNT:
-        if not (raw.isascii() and raw.isdigit()) or int(raw) < 1:
+    if opt.kind in (COUNT, WHOLE):
+        if not (raw.isascii() and raw.isdigit()) or int(raw) < (1 if opt.kind == COUNT else 0):
             raise NotSimple(opt.dest)
         return int(raw)
     if opt.kind == NUMBER:

@@ -16,6 +16,7 @@ from datetime import datetime
 
 from memory_layer.errors import InvalidInput
 from memory_layer.models import Memory, check_category, utcnow
+from memory_layer.retrieval import threads
 from memory_layer.retrieval.answerable import Evidence, gather
 from memory_layer.retrieval.query import Query, QueryTerm, as_query, within_project
 from memory_layer.retrieval.scoring import Scored, blend, clamp, fuse, rank_in_bands
@@ -69,6 +70,17 @@ class Scope:
         """The one named project searched (global memories may come along), else None."""
         named = [p for p in (self.projects or ()) if p is not None]
         return named[0] if len(named) == 1 else None
+
+    def admits(self, memory: Memory) -> bool:
+        """Whether the memory is in scope (candidates come from scoped queries; the next
+        turn of a conversation is looked up by its place, so its project is checked too)."""
+        if memory.status not in self.statuses:
+            return False
+        if self.projects is not None and memory.project not in self.projects:
+            return False
+        if self.category and memory.category != self.category:
+            return False
+        return self.scenes is None or memory.extra.get("scene") in (None, *self.scenes)
 
     def filters(self) -> dict[str, Any]:
         """The scope as the plain values storage filters memories by (``storage.fts``)."""
@@ -362,6 +374,9 @@ class VectorEvidence:
     model_id: str  # the embedder's: a memory's vector counts only if it is this model's
     left_out: list[str]  # words left out of the embedded query (vector_query)
     scope: ScopeCosines  # the query's cosines over every memory searched
+    # What later cosines are measured with (the next turns of candidates, threads.py).
+    query_vector: Any = None
+    index: Any = None
 
 
 def _vector_evidence(
@@ -390,7 +405,7 @@ def _vector_evidence(
     cosines = dict(hits)
     missing = [r for r in keyword if r not in cosines]
     cosines.update(index.cosine(qvec, missing))
-    return VectorEvidence(cosines, embedder.model_id, dropped, spread)
+    return VectorEvidence(cosines, embedder.model_id, dropped, spread, qvec, index)
 
 
 def _score_candidates(
@@ -405,70 +420,97 @@ def _score_candidates(
     now: datetime,
     visible: Callable[[Memory], bool] | None,
 ) -> list[Scored]:
-    """Every candidate in scope and visible, with its fused similarity blended with the
-    memory's own signals (scoring.blend) and an explain dict of the evidence."""
+    """Every candidate in scope and visible, with its fused similarity (a turn of a
+    conversation may inherit part of its predecessor's: retrieval/threads.py) blended
+    with the memory's own signals (scoring.blend) and an explain dict of the evidence."""
     settings = config["retrieval"]
     cosines = vectors.cosines if vectors is not None else {}
-    model_id = vectors.model_id if vectors is not None else None
-    left_out = vectors.left_out if vectors is not None else []
-    mode = "keyword-only" if vectors is None else "hybrid"
-    best_bm25 = max(keyword.values(), default=0.0)
     rowids = list(dict.fromkeys([*keyword, *cosines]))
     memories = memories_by_rowid(db, rowids)
-    # One copy per recall: explain dicts go back to callers, the Query may be reused.
-    intents = dict(query.intents)
-    boosts = query.boosts
-    keyword_weight = float(settings["keyword_weight"])
-    vector_weight = float(settings["vector_weight"])
-    min_similarity = float(settings["min_similarity"])
+    share = float(settings.get("thread_share", 0.0))
+    if share > 0:
+        more = threads.add_successors(db, memories)
+        if more and vectors is not None and vectors.index is not None:
+            vectors.cosines.update(vectors.index.cosine(vectors.query_vector, more))
+    best_bm25 = max(keyword.values(), default=0.0)
     covered = {
         rowid: coverage(terms, _searchable(memories[rowid]))
         for rowid in keyword
         if rowid in memories and best_bm25 > 0
     }
+    found: dict[int, tuple[float, dict[str, Any]]] = {}
+    for rowid, memory in memories.items():
+        if scope.admits(memory) and (visible is None or visible(memory)):
+            found[rowid] = _similarity(
+                rowid, memory, query, keyword, best_bm25, covered, vectors, settings
+            )
+    lent = threads.inherit(memories, {r: sim for r, (sim, _) in found.items()}, share)
+    min_similarity = float(settings["min_similarity"])
     scored: list[Scored] = []
-    for rowid in rowids:
-        memory = memories.get(rowid)
-        if memory is None or memory.status not in scope.statuses:
-            continue
-        if scope.category and memory.category != scope.category:
-            continue
-        if scope.scenes is not None and memory.extra.get("scene") not in (None, *scope.scenes):
-            continue
-        if visible is not None and not visible(memory):
-            continue
-        # BM25 relative to the best hit says which memory matches best; coverage says
-        # whether the match is strong at all. Without it, the top keyword hit of a
-        # paraphrase sharing one word would score 1.0 and drown the vector evidence.
-        kw = cov = 0.0
-        if rowid in covered:
-            cov = covered[rowid]
-            kw = (keyword[rowid] / best_bm25) * cov
-        # Memories written while keyword-only have no vector yet: judge them on keywords.
-        has_vector = rowid in cosines and memory.embedding_model == model_id
-        vec = vector_similarity(cosines[rowid]) if has_vector else None
-        # Next to vector evidence, partial keyword matches count quadratically less
-        # (measured: linear let one shared word outrank better paraphrase hits).
-        keyword_evidence = kw * cov if vec is not None else kw
-        similarity = fuse(keyword_evidence, vec, keyword_weight, vector_weight)
+    for rowid, (similarity, explain) in found.items():
+        if rowid in lent:
+            similarity = lent[rowid].similarity
+            explain["thread"] = lent[rowid].explain()
         if similarity < min_similarity:
             continue
-        explain = {
-            "keyword": round(kw, 6),
-            "coverage": round(cov, 6),
-            "bm25": round(keyword.get(rowid, 0.0), 6),
-            "vector": None if vec is None else round(vec, 6),
-            "cosine": None if not has_vector else round(cosines[rowid], 6),
-            "mode": mode,
-            "vector_query_left_out": left_out,
-            "intents": intents,
-        }
         scored.append(
             blend(
-                memory, similarity, config=config, now=now, boosts_for_query=boosts, explain=explain
+                memories[rowid],
+                similarity,
+                config=config,
+                now=now,
+                boosts_for_query=query.boosts,
+                explain=explain,
             )
         )
     return scored
+
+
+def _similarity(
+    rowid: int,
+    memory: Memory,
+    query: Query,
+    keyword: dict[int, float],
+    best_bm25: float,
+    covered: dict[int, float],
+    vectors: VectorEvidence | None,
+    settings: dict[str, Any],
+) -> tuple[float, dict[str, Any]]:
+    """One candidate's fused similarity and the explain dict of its evidence."""
+    cosines = vectors.cosines if vectors is not None else {}
+    # BM25 relative to the best hit says which memory matches best; coverage says
+    # whether the match is strong at all. Without it, the top keyword hit of a
+    # paraphrase sharing one word would score 1.0 and drown the vector evidence.
+    kw = cov = 0.0
+    if rowid in covered:
+        cov = covered[rowid]
+        kw = (keyword[rowid] / best_bm25) * cov
+    # Memories written while keyword-only have no vector yet: judge them on keywords.
+    has_vector = (
+        vectors is not None and rowid in cosines and memory.embedding_model == vectors.model_id
+    )
+    vec = vector_similarity(cosines[rowid]) if has_vector else None
+    # Next to vector evidence, partial keyword matches count quadratically less
+    # (measured: linear let one shared word outrank better paraphrase hits).
+    keyword_evidence = kw * cov if vec is not None else kw
+    similarity = fuse(
+        keyword_evidence,
+        vec,
+        float(settings["keyword_weight"]),
+        float(settings["vector_weight"]),
+    )
+    explain = {
+        "keyword": round(kw, 6),
+        "coverage": round(cov, 6),
+        "bm25": round(keyword.get(rowid, 0.0), 6),
+        "vector": None if vec is None else round(vec, 6),
+        "cosine": None if not has_vector else round(cosines[rowid], 6),
+        "mode": "keyword-only" if vectors is None else "hybrid",
+        "vector_query_left_out": vectors.left_out if vectors is not None else [],
+        # One copy per recall: explain dicts go back to callers, the Query may be reused.
+        "intents": dict(query.intents),
+    }
+    return similarity, explain
 
 
 def _shown_first(db: Conn, scored: list[Scored]) -> dict[str, int]:

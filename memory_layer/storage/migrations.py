@@ -561,3 +561,23 @@ def m095_capture_relay_window(db: Database) -> None:
     # hashes of word runs), kept with its offset so relay detection sees what earlier
     # batches of the same session returned (issue 12). NULL: nothing seen yet.
     db.execute("ALTER TABLE transcript_offsets ADD COLUMN tool_window BLOB")
+
+
+# --- Conversation order (issue 11) ---------------------------------------------------
+
+
+@migrations(name="m100_memory_thread_position")
+def m100_memory_thread_position(db: Database) -> None:
+    # Where a memory sits in a conversation: ``thread`` names it (a chat log's or a
+    # session's id), ``position`` orders its turns. The answer to a question is usually
+    # the turn after the one the question repeats, so recall lets a turn inherit part of
+    # its predecessor's relevance (retrieval.thread_share). NULL for every other memory.
+    # One index serves both lookups recall and remember make: a turn's successor
+    # (thread, position + 1) and the end of a thread (max position); unique, since two
+    # turns at one place would make "the turn after" ambiguous.
+    db.execute("ALTER TABLE memories ADD COLUMN thread TEXT")
+    db.execute("ALTER TABLE memories ADD COLUMN position INTEGER")
+    db.execute(
+        "CREATE UNIQUE INDEX idx_memories_thread_position ON memories(thread, position) "
+        "WHERE thread IS NOT NULL"
+    )

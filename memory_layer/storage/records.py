@@ -521,3 +521,40 @@ def team_count(db: Conn, server: str) -> int:
     """Local rows mirrored from the team server at ``server``."""
     row = raw(db).execute("SELECT count(*) FROM memories WHERE team_server = ?", [server])
     return int(row.fetchone()[0])
+
+
+# --- Conversation order (migration m100) ----------------------------------------------
+
+
+def successor_rowids(db: Conn, places: Sequence[tuple[str, int]]) -> list[int]:
+    """Rowids of the memories right after each (thread, position): at position + 1 of
+    the same thread. One indexed join (idx_memories_thread_position) per chunk."""
+    found: list[int] = []
+    pairs = list(dict.fromkeys(places))
+    step = IN_CHUNK // 2  # two bound parameters per place
+    for start in range(0, len(pairs), step):
+        chunk = pairs[start : start + step]
+        values = ", ".join("(?, ?)" for _ in chunk)
+        args = [value for thread, position in chunk for value in (thread, position + 1)]
+        rows = raw(db).execute(
+            f"WITH wanted(thread, position) AS (VALUES {values}) "
+            "SELECT memories.rowid FROM wanted JOIN memories "
+            "ON memories.thread = wanted.thread AND memories.position = wanted.position",
+            args,
+        )
+        found += [int(r[0]) for r in rows]
+    return found
+
+
+def thread_end(db: Conn, thread: str) -> int | None:
+    """The last position taken in ``thread``, or None for a thread with no memory yet."""
+    row = raw(db).execute(
+        "SELECT max(position) FROM memories WHERE thread = ?", [thread]
+    ).fetchone()
+    return None if row[0] is None else int(row[0])
+
+
+def at_place(db: Conn, thread: str, position: int) -> Memory | None:
+    """The memory at ``position`` of ``thread``, if one is there."""
+    found = memories_where(db, "thread = ? AND position = ?", [thread, position], limit=1)
+    return found[0] if found else None

@@ -21,6 +21,7 @@ from memory_layer.memories import (
     MAX_SUBJECT_CHARS,
     RememberResult,
     check_length,
+    check_place,
     check_text,
     reinforce,
 )
@@ -120,6 +121,8 @@ def write(
     hold: str | None = None,
     now: datetime | None = None,
     origin: str | None = None,
+    thread: str | None = None,
+    position: int | None = None,
 ) -> RememberResult:
     """Remember through the trust policy: the status comes from ``initial_status``
     (unless given), trusted writes are stamped, structured facts may conflict.
@@ -136,6 +139,12 @@ def write(
     fact = clean_fact(subject, key)
     tags = clean_tag_values(tags)
     extra: dict[str, Any] = {"scene": scene}
+    thread, position = check_place(thread, position)
+    if thread is not None:
+        # Where it sits in a conversation (memories.remember resolves the position);
+        # a turn is a distinct utterance even when its words repeat another's.
+        extra.update(thread=thread, position=position)
+        dedupe = False
     if origin:
         extra["origin"] = origin
     if fact:

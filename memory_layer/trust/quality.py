@@ -209,9 +209,13 @@ def propose_record(
     tags: list[str] | None = None,
     embedder: Any = None,
     hold: str | None = None,
+    thread: str | None = None,
+    position: int | None = None,
 ) -> dict[str, Any]:
     """A new pending record, or a change proposal when ``memory_id`` is given; ``hold``
     is a reason a person must weigh (a risky instruction), kept for the inbox.
+    ``thread``/``position``: where the record sits in a conversation; a turn repeating
+    another's words is still its own record (only the same place is a duplicate).
 
     The same proposal made twice (by two agents, or one agent twice) is one inbox
     item; a proposal repeating an active record changes nothing."""
@@ -227,7 +231,10 @@ def propose_record(
 
     stored = clean(check_text(text, int(config["remember"]["max_chars"])))
     with transaction(db):
-        for dup in with_same_text(db, stored, project, (ACTIVE, PENDING, CONFLICT), limit=1):
+        same = [] if thread else with_same_text(
+            db, stored, project, (ACTIVE, PENDING, CONFLICT), limit=1
+        )
+        for dup in same:
             if agent_withheld_reason(dup, config) is not None:
                 # The same text waits in review already (or is held back): answered
                 # as a fresh proposal of it, since "already recorded" would confirm a
@@ -257,6 +264,8 @@ def propose_record(
             embedder=embedder,
             dedupe=False,
             hold=hold,
+            thread=thread,
+            position=position,
         )
         memory = result.memory
         if reason:
