@@ -9,8 +9,9 @@ its terms with IDF, the BM25 candidates of the shipped MATCH, the embedded query
 the scope's common words left out, every turn's cosine and IDF-weighted coverage).
 Each variant then re-ranks the conversation's turns from that evidence, so a sweep
 costs seconds instead of a full recall per question. The first row replays the shipped
-rule; it must agree with retrieval_quality.py's measured R@10 (0.672) to the third
-decimal, which is what makes the other rows comparable.
+rule (conversation order included: each session is a thread, retrieval/threads.py); it
+must agree with retrieval_quality.py's measured R@10 to the third decimal, which is
+what makes the other rows comparable. ``thread_share`` was chosen on conversations 0-4.
 
 R@10 is reported over all 1,982 questions, categories 1-4 (1,536), conversations 0-4
 (where the variants were compared) and 5-9 (held out). Priors are equal for every turn
@@ -45,6 +46,9 @@ from memory_layer.retrieval.vectors import vector_index  # noqa: E402
 
 K = 10
 POOL = 50  # retrieval.candidates
+MIN_SIMILARITY = 0.02  # retrieval.min_similarity
+# rowid -> the rowid of the next turn of its thread (the stored thread/position).
+NEXT: dict[int, int] = {}
 
 
 @dataclass
@@ -62,6 +66,15 @@ class Case:
 
 def gather(db, cfg, embedder) -> tuple[list[Case], dict[int, tuple[str, str]]]:
     turns = {r: (i, t) for r, i, t in db.execute("SELECT rowid, id, text FROM memories")}
+    places = {
+        (thread, position): rowid
+        for rowid, thread, position in db.execute(
+            "SELECT rowid, thread, position FROM memories WHERE thread IS NOT NULL"
+        )
+    }
+    NEXT.update(
+        {rowid: places[(t, p + 1)] for (t, p), rowid in places.items() if (t, p + 1) in places}
+    )
     index = vector_index(db, embedder.model_id, getattr(embedder, "dim", None))
     share = float(cfg["retrieval"]["vector_common_share"])
     cases = []
@@ -90,6 +103,28 @@ def gather(db, cfg, embedder) -> tuple[list[Case], dict[int, tuple[str, str]]]:
 
 
 Ranker = Callable[[Case], dict[int, float]]
+
+
+def threaded(base: Ranker, share: float) -> Ranker:
+    """The shipped rule (retrieval/threads.py): the next turn of every candidate (by its
+    stored thread and position) is scored too, and gets ``share`` of its predecessor's
+    own similarity when that is more than its own (never along a chain)."""
+
+    def rank(case: Case) -> dict[int, float]:
+        own = base(case)
+        for rowid in list(own):
+            reply = NEXT.get(rowid)
+            if reply is not None and reply not in own:
+                # Not a keyword candidate (it would be in ``own``): vector evidence only.
+                own[reply] = fuse(0.0, search.vector_similarity(case.cosine[reply]))
+        out = dict(own)
+        for rowid, similarity in own.items():
+            reply = NEXT.get(rowid)
+            if reply is not None:
+                out[reply] = max(own[reply], share * similarity)
+        return {r: v for r, v in out.items() if v >= MIN_SIMILARITY}
+
+    return rank
 
 
 def fused(
@@ -152,23 +187,6 @@ def questions_demoted(base: Ranker, factor: float, turns: dict) -> Ranker:
     return rank
 
 
-def next_turn(base: Ranker, share: float, turns: dict) -> Ranker:
-    """The turn after a match (the next rowid of the same conversation: its reply) gets
-    ``share`` of the match's similarity when that is more than its own. Needs the order
-    of a conversation, which memories do not record: a measure of what it is worth."""
-
-    def rank(case: Case) -> dict[int, float]:
-        found = base(case)
-        out = dict(found)
-        for rowid, similarity in found.items():
-            reply = rowid + 1
-            if reply in turns and turns[reply][0].split(":")[0] == turns[rowid][0].split(":")[0]:
-                out[reply] = max(out.get(reply, 0.0), share * similarity)
-        return out
-
-    return rank
-
-
 def recall_at_k(cases: list[Case], ranker: Ranker, turns: dict) -> dict[str, float]:
     sums: dict[str, list[float]] = {}
     for case in cases:
@@ -191,39 +209,24 @@ def recall_at_k(cases: list[Case], ranker: Ranker, turns: dict) -> dict[str, flo
 
 
 def variants(turns: dict) -> list[tuple[str, Ranker]]:
-    shipped = fused()
+    before = fused()
     return [
-        ("shipped (coverage², weights 1/1, pool 50)", shipped),
-        ("candidate pool 100", fused(pool=100)),
-        ("candidate pool 200", fused(pool=200)),
-        ("coverage^3", fused(power=3)),
-        ("coverage^1.5", fused(power=1.5)),
-        ("coverage^1 (linear)", fused(power=1)),
-        ("vector weight 0.7", fused(vector_weight=0.7)),
-        ("vector weight 0.85", fused(vector_weight=0.85)),
-        ("vector weight 1.2", fused(vector_weight=1.2)),
-        ("keyword weight 1.3", fused(keyword_weight=1.3)),
-        ("keyword weight 1.6", fused(keyword_weight=1.6)),
-        ("coverage over known terms", fused(known_only=True)),
-        ("known terms, coverage^1.5", fused(power=1.5, known_only=True)),
-        ("known terms, coverage^1", fused(power=1, known_only=True)),
+        ("shipped (coverage², weights 1/1, pool 50, thread_share 0.7)", threaded(before, 0.7)),
+        ("thread_share 0 (the rule off; the ranking before it)", before),
+        ("thread_share 0.5", threaded(before, 0.5)),
+        ("thread_share 0.6", threaded(before, 0.6)),
+        ("thread_share 0.8", threaded(before, 0.8)),
+        ("thread_share 0.9", threaded(before, 0.9)),
+        ("thread_share 0.7, coverage^1 (linear)", threaded(fused(power=1), 0.7)),
+        ("thread_share 0.7, coverage^1.5", threaded(fused(power=1.5), 0.7)),
         (
-            "known terms, coverage^1.5, keyword weight 1.3",
-            fused(power=1.5, keyword_weight=1.3, known_only=True),
+            "thread_share 0.7, question turns x0.8",
+            threaded(questions_demoted(before, 0.8, turns), 0.7),
         ),
-        ("RRF k=10", rrf(10)),
-        ("RRF k=60", rrf(60)),
-        ("RRF k=10, vector 0.8", rrf(10, 0.8)),
-        ("question turns x0.8", questions_demoted(shipped, 0.8, turns)),
-        (
-            "question turns x0.8, known terms, coverage^1.5",
-            questions_demoted(fused(power=1.5, known_only=True), 0.8, turns),
-        ),
-        ("next turn inherits 0.7 (needs turn order)", next_turn(shipped, 0.7, turns)),
-        (
-            "next turn inherits 0.7, coverage^1 (needs turn order)",
-            next_turn(fused(power=1), 0.7, turns),
-        ),
+        ("candidate pool 100", threaded(fused(pool=100), 0.7)),
+        ("coverage^1 (linear), no threads", fused(power=1)),
+        ("coverage over known terms, no threads", fused(known_only=True)),
+        ("RRF k=10, no threads", rrf(10)),
     ]
 
 

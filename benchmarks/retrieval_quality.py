@@ -2,12 +2,15 @@
 
 Usage:  .venv/bin/python benchmarks/retrieval_quality.py [--skip-locomo] [--locomo-only]
         [--modes keyword,vector,hybrid] [--vector-weight W] [--common-share S] [--cli-check N]
+        [--no-threads] [--thread-share S] [--coding-threads]
 
 1. benchmarks/data/coding_memories.jsonl: 144 memories x 3 queries (rarest keywords, a
    natural question, a paraphrase avoiding the memory's words). Each query runs with
    the default scope of `recall` (the memory's project + global). Reports hit@1/hit@8.
 2. LoCoMo10 turn retrieval (../shared/data/locomo, CC BY-NC, evaluation only): every
-   turn stored as "Speaker: text", one project per conversation; for each question with
+   turn stored as "Speaker: text", one project per conversation, through the functions
+   `memory-layer import` calls, each session a thread with the turns' positions
+   (--no-threads leaves those out); for each question with
    evidence, the share of evidence turns in the top 10 (R@10). Each question goes
    through ``api.recall_records``, the use case `memory-layer recall` calls in its own
    process or in the warm engine, with ``--project locomo/<conversation> -n 10``
@@ -40,7 +43,7 @@ from memory_layer.embed import get_embedder  # noqa: E402
 from memory_layer.retrieval.search import Scope, recall  # noqa: E402
 from memory_layer.storage.db import open_db  # noqa: E402
 from memory_layer.text import STOPWORDS  # noqa: E402
-from memory_layer.transfer import import_records  # noqa: E402
+from memory_layer.transfer import import_records, read_lines  # noqa: E402
 
 DATA = ROOT / "benchmarks" / "data" / "coding_memories.jsonl"
 LOCOMO = ROOT.parent / "shared" / "data" / "locomo" / "locomo10.json"
@@ -48,6 +51,11 @@ MODES = ("keyword", "vector", "hybrid")
 LOCOMO_PROJECT = "locomo/"
 # Variants were compared on conversations 0-4; 5-9 are reported apart as held out.
 TUNED_ON = 5
+SESSION = re.compile(r"session_\d+")
+# --no-threads stores the turns without their place (the rule then has nothing to use).
+THREADS = True
+# --coding-threads stores each coding project's memories as one session's captures.
+CODING_THREADS = False
 
 
 def content_words(text: str) -> set[str]:
@@ -91,6 +99,14 @@ def coding_benchmark(cfg, embedder) -> dict:
         )
         for i, r in enumerate(rows, 1)
     ]
+    if CODING_THREADS:
+        # As if each project's memories had been captured in one session, in file order:
+        # what storing a hook capture with its session id and an increasing position
+        # would do to a coding store.
+        ends: dict[str, int] = {}
+        for _, values in records:
+            ends[values["project"]] = ends.get(values["project"], -1) + 1
+            values.update(thread=f"session/{values['project']}", position=ends[values["project"]])
     if not db.execute("SELECT count(*) FROM memories").fetchone()[0]:
         import_records(db, records, embedder=embedder)
     results: dict = {m: {} for m in MODES}
@@ -128,46 +144,52 @@ def locomo_home() -> Path:
     return home
 
 
-def locomo_store(data: list, embedder) -> object:
-    """Every turn as one memory "Speaker: text", one project per conversation."""
-    db = open_db(locomo_home() / "memories.db")
-    if db.execute("SELECT count(*) FROM memories").fetchone()[0]:
-        return db
-    records = []
+def locomo_lines(data: list) -> list[dict]:
+    """Every turn as one JSONL record of `memory-layer import`: "Speaker: text", one
+    project per conversation, each session a thread whose positions are the turns'
+    order (the reply to a turn is the next position)."""
+    lines = []
     for conv in data:
         project = LOCOMO_PROJECT + conv["sample_id"]
         c = conv["conversation"]
-        for key in sorted(c):
-            if not re.fullmatch(r"session_\d+", key):
+        for key in sorted(c, key=lambda k: int(k.split("_")[1]) if SESSION.fullmatch(k) else 0):
+            if not SESSION.fullmatch(key):
                 continue
-            for turn in c[key]:
-                records.append(
+            for position, turn in enumerate(c[key]):
+                lines.append(
                     {
                         "id": f"{conv['sample_id']}:{turn['dia_id']}",
                         "text": f"{turn['speaker']}: {turn['text']}",
                         "category": "context",
                         "project": project,
-                        "tags": [],
                         "source": "locomo",
                         "confidence": 0.8,
+                        "thread": f"{project}/{key}",
+                        "position": position,
                     }
                 )
-    start = time.time()
-    # Turns are distinct utterances even when their text repeats: no dedupe on import.
-    from memory_layer.embed import to_blob
-    from memory_layer.models import iso, utcnow
-    from memory_layer.storage.records import insert_memory
+    return lines
 
-    stamp = iso(utcnow())
-    vectors = embedder.embed([r["text"] for r in records])
-    db.execute("BEGIN")
-    for values, vector in zip(records, vectors, strict=True):
-        row = dict(values, created_at=stamp, updated_at=stamp)
-        row["embedding"] = to_blob(vector)
-        row["embedding_model"] = embedder.model_id
-        insert_memory(db, row, actor="bench")
-    db.execute("COMMIT")
-    print(f"  stored {len(records)} LoCoMo turns in {time.time() - start:.1f}s", flush=True)
+
+def locomo_store(data: list, embedder) -> object:
+    """The LoCoMo turns stored the way `memory-layer import chat.jsonl` stores them
+    (``transfer.read_lines`` and ``import_records``, the functions that command calls)."""
+    db = open_db(locomo_home() / "memories.db")
+    if db.execute("SELECT count(*) FROM memories").fetchone()[0]:
+        return db
+    lines = locomo_lines(data)
+    if not THREADS:
+        for line in lines:
+            del line["thread"], line["position"]
+    start = time.time()
+    cfg = load_config()
+    payload = [json.dumps(line, ensure_ascii=False).encode() + b"\n" for line in lines]
+    report = import_records(
+        db, read_lines(payload, int(cfg["remember"]["max_chars"])), embedder=embedder
+    )
+    if report.imported != len(lines):
+        sys.exit(f"Only {report.imported} of {len(lines)} LoCoMo turns were imported.")
+    print(f"  imported {len(lines)} LoCoMo turns in {time.time() - start:.1f}s", flush=True)
     return db
 
 
@@ -279,8 +301,24 @@ def main() -> None:
         metavar="N",
         help="also run N LoCoMo questions through the real CLI and compare",
     )
+    parser.add_argument(
+        "--no-threads",
+        action="store_true",
+        help="store LoCoMo turns without thread/position (conversation order unused)",
+    )
+    parser.add_argument("--thread-share", type=float, help="retrieval.thread_share")
+    parser.add_argument(
+        "--coding-threads",
+        action="store_true",
+        help="store each coding project's memories as one thread (a session's captures)",
+    )
     args = parser.parse_args()
+    global THREADS, CODING_THREADS
+    THREADS = not args.no_threads
+    CODING_THREADS = args.coding_threads
     cfg = load_config()
+    if args.thread_share is not None:
+        cfg["retrieval"]["thread_share"] = args.thread_share
     if args.keyword_weight is not None:
         cfg["retrieval"]["keyword_weight"] = args.keyword_weight
     if args.vector_weight is not None:
@@ -290,7 +328,9 @@ def main() -> None:
     if args.band is not None:
         cfg["retrieval"]["relevance_band"] = args.band
     MODES = tuple(args.modes.split(","))
-    overrides = [args.keyword_weight, args.vector_weight, args.common_share, args.band]
+    overrides = [
+        args.keyword_weight, args.vector_weight, args.common_share, args.band, args.thread_share
+    ]
     overrides = [o for o in overrides if o is not None]
     embedder = get_embedder(cfg)
     if embedder is None:
@@ -299,7 +339,8 @@ def main() -> None:
         f"keyword_weight={cfg['retrieval']['keyword_weight']} "
         f"vector_weight={cfg['retrieval']['vector_weight']} "
         f"vector_common_share={cfg['retrieval']['vector_common_share']} "
-        f"relevance_band={cfg['retrieval']['relevance_band']}"
+        f"relevance_band={cfg['retrieval']['relevance_band']} "
+        f"thread_share={cfg['retrieval']['thread_share']} threads={THREADS}"
     )
     if args.cli_check:
         if overrides:

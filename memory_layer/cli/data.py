@@ -51,10 +51,16 @@ def import_command(source: BinaryIO, no_embed: bool, as_json: bool) -> None:
     Given ids are kept. A bad line is reported with its number and nothing is imported.
     Records already stored (same id, or same text in the same project) are skipped.
 
+    A chat log imports as turns of a conversation: "thread" (the conversation's id) and
+    "position" (its turn number; left out, the next one of the thread). Turns are never
+    skipped for repeating another's words, only when their place holds the same text
+    already; recall lets a turn inherit part of the relevance of the turn before it.
+
     \b
     Examples:
         memory-layer import memories.jsonl
         memory-layer export | ssh other-host memory-layer import -
+        echo '{"text": "Ana: Three times a week.", "thread": "chat-7"}' | memory-layer import -
     """
     from memory_layer.api import import_records, read_lines
 

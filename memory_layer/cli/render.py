@@ -51,6 +51,13 @@ def _explain_lines(record: dict[str, Any]) -> list[str]:
         f"   = ({weighted}) = {e['base']:.3f} × boost {s['boost']:.2f} "
         f"[{e['boost_reason']}] = {record['score']:.3f}",
     ]
+    lent = e.get("thread")
+    if lent:
+        lines.append(
+            f"   reply in its thread: {lent['share']:.2f} (retrieval.thread_share) of the "
+            f"similarity {lent['predecessor_similarity']:.3f} of the turn before it, "
+            f"{lent['follows']}, instead of its own {lent['own_similarity']:.3f}"
+        )
     explored = e.get("explore")
     if explored:
         lines.append(
