@@ -2,7 +2,7 @@
 import throughput, database size and RSS, at 1k, 10k and 100k memories.
 
 Usage:  .venv/bin/python benchmarks/latency.py [--sizes 1000,10000,100000] [--rebuild]
-        [--in-process-only]
+        [--in-process-only] [--threaded]
 
 Synthetic but varied coding memories (templates x tools x errors x paths). Embeddings
 are real MiniLM vectors for up to 10k distinct texts; beyond 10k, rows reuse those
@@ -127,6 +127,43 @@ def build(size: int, embedder, rebuild: bool, distinct_max: int = 10_000) -> Pat
     return home
 
 
+# --threaded: every memory a turn of a 20-turn conversation of its own project.
+THREAD_TURNS = 20
+
+
+def threaded_copy(home: Path, size: int) -> Path:
+    """A copy of the ``size`` store whose memories are all turns of conversations
+    (thread, position), so recall's next-turn lookup (retrieval/threads.py) runs for
+    every candidate: the worst case for the hot path. The memories were inserted in
+    project order n % 21 (``build``), so each project's k-th run of THREAD_TURNS memories
+    is one thread."""
+    import shutil
+    import sqlite3
+
+    target = BENCH / f"n{size}-threaded"
+    if (target / "memories.db").exists():
+        return target
+    target.mkdir(parents=True, exist_ok=True)
+    from memory_layer.storage.db import open_db
+
+    open_db(home / "memories.db").close()  # migrated first: the copy has the columns
+    src = sqlite3.connect(home / "memories.db")
+    dst = sqlite3.connect(target / "memories.db")
+    src.backup(dst)
+    src.close()
+    per_block = 21 * THREAD_TURNS
+    dst.execute(
+        "UPDATE memories SET thread = coalesce(project, 'global') || '#' || "
+        "((rowid - 1) / ?), position = ((rowid - 1) / 21) % ?",
+        [per_block, THREAD_TURNS],
+    )
+    dst.commit()
+    dst.close()
+    if (home / "models").exists():  # what a fresh CLI process loads the model from
+        shutil.copytree(home / "models", target / "models", dirs_exist_ok=True)
+    return target
+
+
 def in_process(home: Path, embedder, cfg) -> dict:
     from memory_layer.memories import remember
     from memory_layer.retrieval.search import Scope, recall
@@ -233,6 +270,12 @@ def main() -> None:
         help="only the in-process recall/remember columns (for an A/B of a ranking change)",
     )
     parser.add_argument(
+        "--threaded",
+        action="store_true",
+        help="every memory a turn of a conversation (thread/position): recall's next-turn "
+             "lookup runs for every candidate",
+    )
+    parser.add_argument(
         "--distinct", type=int, default=10_000,
         help="distinct real vectors (the rest reuse them with noise); fewer for a slow model "
              "such as embedding.model multilingual, set in $ML_BENCH_DIR/model-home/config.yaml",
@@ -252,6 +295,8 @@ def main() -> None:
     for size in [int(s) for s in args.sizes.split(",")]:
         started = time.time()
         home = build(size, embedder, args.rebuild, args.distinct)
+        if args.threaded:
+            home = threaded_copy(home, size)
         print(f"n={size}: built/loaded in {time.time() - started:.1f}s", flush=True)
         result = in_process(home, embedder, cfg)
         if args.in_process_only:
