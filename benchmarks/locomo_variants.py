@@ -1,6 +1,7 @@
 """LoCoMo ranking variants, replayed offline from one pass of recall's own evidence.
 
-Usage:  .venv/bin/python benchmarks/locomo_variants.py   (5-8 minutes; LoCoMo, CC BY-NC,
+Usage:  .venv/bin/python benchmarks/locomo_variants.py [--cache FILE]
+        (5-8 minutes, seconds with a --cache written by an earlier run; LoCoMo, CC BY-NC,
         from ../shared/data/locomo, evaluation only; the store is retrieval_quality.py's)
 
 For every LoCoMo question with evidence, the evidence recall works from is gathered once
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import sys
 import tempfile
 import time
@@ -118,9 +120,11 @@ def threaded(base: Ranker, share: float) -> Ranker:
                 # Not a keyword candidate (it would be in ``own``): vector evidence only.
                 own[reply] = fuse(0.0, search.vector_similarity(case.cosine[reply]))
         out = dict(own)
+        # Every scored turn lends to its scored successor (an added next turn may be the
+        # predecessor of a candidate), from its own similarity: never along a chain.
         for rowid, similarity in own.items():
             reply = NEXT.get(rowid)
-            if reply is not None:
+            if reply in own:
                 out[reply] = max(own[reply], share * similarity)
         return {r: v for r, v in out.items() if v >= MIN_SIMILARITY}
 
@@ -215,10 +219,14 @@ def variants(turns: dict) -> list[tuple[str, Ranker]]:
         ("thread_share 0 (the rule off; the ranking before it)", before),
         ("thread_share 0.5", threaded(before, 0.5)),
         ("thread_share 0.6", threaded(before, 0.6)),
+        ("thread_share 0.75", threaded(before, 0.75)),
         ("thread_share 0.8", threaded(before, 0.8)),
+        ("thread_share 0.85", threaded(before, 0.85)),
         ("thread_share 0.9", threaded(before, 0.9)),
         ("thread_share 0.7, coverage^1 (linear)", threaded(fused(power=1), 0.7)),
+        ("thread_share 0.8, coverage^1 (linear)", threaded(fused(power=1), 0.8)),
         ("thread_share 0.7, coverage^1.5", threaded(fused(power=1.5), 0.7)),
+        ("thread_share 0.8, coverage^1.5", threaded(fused(power=1.5), 0.8)),
         (
             "thread_share 0.7, question turns x0.8",
             threaded(questions_demoted(before, 0.8, turns), 0.7),
@@ -237,7 +245,15 @@ def main() -> None:
         sys.exit("The embedding model did not load; run `memory-layer doctor`.")
     db = locomo_store(json.loads(LOCOMO.read_text()), embedder)
     start = time.time()
-    cases, turns = gather(db, cfg, embedder)
+    cache = Path(sys.argv[sys.argv.index("--cache") + 1]) if "--cache" in sys.argv else None
+    if cache is not None and cache.exists():
+        # Evidence gathered by an earlier run on the same store and code (--cache FILE).
+        cases, turns, after = pickle.loads(cache.read_bytes())
+        NEXT.update(after)
+    else:
+        cases, turns = gather(db, cfg, embedder)
+        if cache is not None:
+            cache.write_bytes(pickle.dumps((cases, turns, NEXT)))
     print(f"evidence of {len(cases)} questions gathered in {time.time() - start:.0f}s\n")
     print("| variant | all | categories 1-4 | conversations 0-4 | conversations 5-9 |")
     print("|---|---:|---:|---:|---:|")
