@@ -7,10 +7,16 @@ rejection: use docker, you are on Windows"), and the answers to the built-in
 ``AskUserQuestion`` tool (``toolUseResult.answers``). Corrections and decisions are
 stated there, so capture reads them as the user's prompts, with the user's rules.
 
-Only those exact shapes count. A rejection is recognised by Claude Code's own fixed
-sentence at the very start of an error result, which a command's output does not
-begin with; answers only from the result of a call the assistant made to
-``AskUserQuestion``. Everything else in a tool result stays third-party text.
+Only those exact shapes count, because everything else in a tool result is third-party
+text and may be planted. A rejection is recognised by Claude Code's own fixed sentence
+at the very start of an error result that Claude Code wrote: the call went to a
+built-in tool in ``REJECTABLE`` (an MCP server writes its own error text, so it could
+forge the sentence), the result is a plain string and ``toolUseResult`` is Claude Code's "Error: …" copy of
+it. A built-in tool's own errors begin with Claude Code's prefixes ("Exit code 1",
+"<tool_use_error>", "File does not exist"), never with text a command printed. Answers
+come only from ``toolUseResult.answers`` of a call the assistant made to
+``AskUserQuestion``. Both still pass relay detection: an option label the assistant
+worded from a fetched page is not the user's idea because the user clicked it.
 """
 
 from __future__ import annotations
@@ -18,9 +24,9 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from memory_layer.capture.transcript import Entry
+from memory_layer.capture.transcript import Entry, ToolOutput, ToolResult
 
-__all__ = ["ASK_TOOL", "user_words"]
+__all__ = ["ASK_TOOL", "REJECTABLE", "user_words"]
 
 ASK_TOOL = "AskUserQuestion"
 _REJECTED = "The user doesn't want to proceed with this tool use."
@@ -33,23 +39,39 @@ _REASON = re.compile(
 _BOILERPLATE = ("The user wants to clarify these questions.",)
 
 
-def _rejection_reason(text: str) -> str:
-    if not text.startswith(_REJECTED):
+# Built-in tools whose error results Claude Code itself writes (a file's or a page's
+# words arrive only in successful results). Not MCP tools (the server writes its error
+# text) and not Task/Agent (a subagent's words are model output): an allowlist, so a
+# tool added later is not trusted by default.
+REJECTABLE = frozenset(
+    """AskUserQuestion Bash Edit ExitPlanMode Glob Grep MultiEdit NotebookEdit Read
+    WebFetch WebSearch Write""".split()
+)
+
+
+def _rejection_reason(result: ToolResult, output: ToolOutput | None, tool: str) -> str:
+    text = result.relay_text
+    if not (tool in REJECTABLE and result.is_error):
         return ""
+    if not (text.startswith(_REJECTED) and result.plain):
+        return ""
+    if output is None or output.full_parts != ("Error: " + text,):
+        return ""  # not Claude Code's own record of the rejection
     found = _REASON.search(text)
     said = found.group("said").strip() if found else ""
     return "" if said.startswith(_BOILERPLATE) else said
 
 
-def user_words(entry: Entry, tool_names: Mapping[str, str]) -> list[str]:
-    """What the user typed inside ``entry``'s tool results (``tool_names``: tool_use id
-    to the tool's name, from the assistant lines before it)."""
-    said: list[str] = []
+def user_words(entry: Entry, tool_names: Mapping[str, str]) -> dict[str, list[str]]:
+    """What the user typed inside ``entry``'s tool results, by tool_use id
+    (``tool_names``: tool_use id to the tool's name, from the assistant lines before)."""
+    said: dict[str, list[str]] = {}
+    output = entry.tool_output
     for result in entry.tool_results:
-        if result.is_error:
-            reason = _rejection_reason(result.relay_text)
-            if reason:
-                said.append(reason)
-        elif tool_names.get(result.tool_use_id) == ASK_TOOL and entry.tool_output is not None:
-            said.extend(entry.tool_output.answers)
+        tool = tool_names.get(result.tool_use_id, "")
+        reason = _rejection_reason(result, output, tool)
+        if reason:
+            said[result.tool_use_id] = [reason]
+        elif tool == ASK_TOOL and not result.is_error and output is not None and output.answers:
+            said[result.tool_use_id] = list(output.answers)
     return said

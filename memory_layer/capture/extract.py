@@ -309,10 +309,11 @@ def extract_from_entries(
             # A rejected call's reason and AskUserQuestion's answers are the user's
             # words; the rest is tool output, even when stored as a bare string.
             said = user_words(entry, tool_names)
-            if said:
-                found += _mark("user", [c for t in said for c in extract(t, "user", entry.uuid)], tools)
-            else:
-                _add_tool_text(tools, entry)
+            _add_tool_text(tools, entry, skip=frozenset(said))
+            typed = [
+                c for texts in said.values() for t in texts for c in extract(t, "user", entry.uuid)
+            ]
+            found += _mark("user", typed, tools, check_relay=True)
             continue
         role = "assistant" if entry.is_compact_summary else entry.role
         if role not in ("user", "assistant"):
@@ -328,12 +329,16 @@ def extract_from_entries(
     return dedupe(found)
 
 
-def _mark(role: str, proposed: list[Candidate], tools: ToolText) -> list[Candidate]:
-    """The assistant's candidates that repeat tool text become ``relayed``; the user's
-    rules learn what they replace."""
+def _mark(
+    role: str, proposed: list[Candidate], tools: ToolText, *, check_relay: bool = False
+) -> list[Candidate]:
+    """The assistant's candidates that repeat tool text become ``relayed`` (and the
+    user's words found inside tool results, ``check_relay``: an AskUserQuestion option
+    the assistant worded from a fetched page); the user's own rules learn what they
+    replace."""
     marked: list[Candidate] = []
     for cand in proposed:
-        if role == "assistant" and tools.relays(cand.evidence or cand.text):
+        if (role == "assistant" or check_relay) and tools.relays(cand.evidence or cand.text):
             cand = replace(cand, origin=RELAYED)
         elif role == "user" and cand.category in _RULE_CATEGORIES:
             cand = replace(cand, replaces=replaced_term(cand.text))
@@ -347,16 +352,18 @@ _RULE_CATEGORIES = frozenset(
 )
 
 
-def _add_tool_text(tools: ToolText, entry: Entry) -> None:
-    # Untruncated: a planted line deep in a long file read must be recognised when the
-    # assistant repeats it. Bash output usually sits both in the tool_result and in
-    # toolUseResult.stdout; the same text is hashed once.
+def _add_tool_text(tools: ToolText, entry: Entry, skip: frozenset[str] = frozenset()) -> None:
+    """Hash what the tools returned (``skip``: tool_use ids whose result held the user's
+    own words). Untruncated: a planted line deep in a long file read must be recognised
+    when the assistant repeats it. Bash output usually sits both in the tool_result and
+    in toolUseResult.stdout; the same text is hashed once."""
     seen: set[str] = set()
     for result in entry.tool_results:
         seen.add(result.relay_text)
-        tools.add(result.relay_text)
+        if result.tool_use_id not in skip:
+            tools.add(result.relay_text)
     out = entry.tool_output
-    if out is not None:
+    if out is not None and not skip:  # the line-level copy belongs to the skipped result
         for part in out.full_parts:
             if part not in seen:
                 tools.add(part)

@@ -66,6 +66,9 @@ class ToolResult:
     is_error: bool = False
     # The untruncated text (``text`` is cut at MAX_RESULT_CHARS), for relay detection.
     full_text: str = field(default="", compare=False, repr=False)
+    # Whether the content was a plain string, as Claude Code writes its own messages
+    # (a tool's output may be a list of blocks).
+    plain: bool = True
 
     @property
     def relay_text(self) -> str:
@@ -146,6 +149,7 @@ def _tool_result(block: dict[str, Any]) -> ToolResult:
         text=text[:MAX_RESULT_CHARS],
         is_error=block.get("is_error") is True,
         full_text=text if len(text) > MAX_RESULT_CHARS else "",
+        plain=isinstance(block.get("content"), str),
     )
 
 
