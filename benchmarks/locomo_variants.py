@@ -49,6 +49,8 @@ from memory_layer.retrieval.vectors import vector_index  # noqa: E402
 K = 10
 POOL = 50  # retrieval.candidates
 MIN_SIMILARITY = 0.02  # retrieval.min_similarity
+# retrieval.thread_share is the best of these on conversations 0-4 (0.8).
+SHARES = (0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9)
 # rowid -> the rowid of the next turn of its thread (the stored thread/position).
 NEXT: dict[int, int] = {}
 
@@ -215,23 +217,16 @@ def recall_at_k(cases: list[Case], ranker: Ranker, turns: dict) -> dict[str, flo
 def variants(turns: dict) -> list[tuple[str, Ranker]]:
     before = fused()
     return [
-        ("shipped (coverage², weights 1/1, pool 50, thread_share 0.7)", threaded(before, 0.7)),
+        ("shipped (coverage², weights 1/1, pool 50, thread_share 0.8)", threaded(before, 0.8)),
         ("thread_share 0 (the rule off; the ranking before it)", before),
-        ("thread_share 0.5", threaded(before, 0.5)),
-        ("thread_share 0.6", threaded(before, 0.6)),
-        ("thread_share 0.75", threaded(before, 0.75)),
-        ("thread_share 0.8", threaded(before, 0.8)),
-        ("thread_share 0.85", threaded(before, 0.85)),
-        ("thread_share 0.9", threaded(before, 0.9)),
-        ("thread_share 0.7, coverage^1 (linear)", threaded(fused(power=1), 0.7)),
+        *((f"thread_share {share}", threaded(before, share)) for share in SHARES),
         ("thread_share 0.8, coverage^1 (linear)", threaded(fused(power=1), 0.8)),
-        ("thread_share 0.7, coverage^1.5", threaded(fused(power=1.5), 0.7)),
         ("thread_share 0.8, coverage^1.5", threaded(fused(power=1.5), 0.8)),
         (
-            "thread_share 0.7, question turns x0.8",
-            threaded(questions_demoted(before, 0.8, turns), 0.7),
+            "thread_share 0.8, question turns x0.8",
+            threaded(questions_demoted(before, 0.8, turns), 0.8),
         ),
-        ("candidate pool 100", threaded(fused(pool=100), 0.7)),
+        ("thread_share 0.8, candidate pool 100", threaded(fused(pool=100), 0.8)),
         ("coverage^1 (linear), no threads", fused(power=1)),
         ("coverage over known terms, no threads", fused(known_only=True)),
         ("RRF k=10, no threads", rrf(10)),

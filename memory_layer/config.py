@@ -71,8 +71,8 @@ DEFAULTS: dict[str, Any] = {
         # A turn of a conversation (a memory with a thread) whose predecessor matches the
         # query gets this share of the predecessor's similarity when that is more than
         # its own: the reply to the question a query repeats (retrieval/threads.py,
-        # chosen on LoCoMo conversations 0-4, benchmarks/RESULTS.md). 0 turns it off.
-        "thread_share": 0.7,
+        # chosen on LoCoMo conversations 0-4 from 0.5-0.9, benchmarks/RESULTS.md). 0: off.
+        "thread_share": 0.8,
         "default_limit": 8,
         # "Nothing matches": recall returns nothing when the verifier gives the store less
         # than this probability of answering the query (retrieval/answerable.py, measured

@@ -114,7 +114,9 @@ class RememberRequest:
     def to_wire(self) -> dict[str, Any]:
         wire = asdict(self)
         wire["tags"] = list(self.tags)
-        return wire
+        # Unset fields are left out: an engine started before a field existed (same
+        # version, older checkout) still answers every request that does not use it.
+        return {name: value for name, value in wire.items() if value is not None}
 
 
 # Fields a request cannot do without (the rest may be null or left out).

@@ -87,8 +87,8 @@ def test_the_reply_inherits_a_share_of_its_question_turns_similarity(db, cfg, ke
     found = _by_id(recall(db, QUESTION, scope=Scope.for_project("p"), config=cfg, limit=10))
     question, reply = found[ids[1]], found[ids[2]]
     lent = reply.explain["thread"]
-    assert lent["follows"] == ids[1] and lent["share"] == 0.7
-    assert reply.scores["similarity"] == pytest.approx(0.7 * question.scores["similarity"])
+    assert lent["follows"] == ids[1] and lent["share"] == 0.8
+    assert reply.scores["similarity"] == pytest.approx(0.8 * question.scores["similarity"])
     assert lent["own_similarity"] < reply.scores["similarity"]
     # Bounded: the reply never outranks the turn it answers, and nothing inherits along
     # a chain (turn 3 follows the reply, not the question).
@@ -225,7 +225,7 @@ def test_cli_round_trip_remember_with_places_then_recall_explains(user_home):
     shown = _cli(user_home, "recall", QUESTION, "-p", "p", "--explain")
     assert shown.returncode == 0, shown.stderr
     assert ids[2] in shown.stdout
-    assert "reply in its thread: 0.70 (retrieval.thread_share) of the similarity" in shown.stdout
+    assert "reply in its thread: 0.80 (retrieval.thread_share) of the similarity" in shown.stdout
     assert f"the turn before it, {ids[1]}" in shown.stdout
     bad = _cli(user_home, "remember", "Ana: hi", "--position", "3")
     assert bad.returncode == 1 and "A position needs a thread" in bad.stderr

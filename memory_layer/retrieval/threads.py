@@ -5,7 +5,9 @@ repeats ("How often do you all work out together?" finds "Do you work out togeth
 answer is the reply, "Three times a week."), and the reply shares few of the question's
 words. A memory stored as a turn of a thread (``thread``, ``position``; migration m100)
 therefore gets ``retrieval.thread_share`` of its predecessor's similarity when that is
-more than its own. Measured on LoCoMo (benchmarks/RESULTS.md): R@10 0.672 -> see there.
+more than its own. Measured on LoCoMo through the CLI's use case (benchmarks/RESULTS.md):
+R@10 over all 10 conversations 0.672 without the rule; the share was chosen on
+conversations 0-4, the others held out.
 
 Bounded by construction: a reply inherits less than its predecessor has (the share is
 under 1), from its own predecessor only (never along a chain), and only from a
