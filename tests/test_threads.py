@@ -103,6 +103,33 @@ def test_the_reply_inherits_a_share_of_its_question_turns_similarity(db, cfg, ke
     assert all("thread" not in item.explain for item in plain.values())
 
 
+def test_only_turns_that_can_place_a_reply_have_it_fetched(db, cfg, keyword_only, monkeypatch):
+    """With the limit filled by strong matches, a weak turn's reply could not reach the
+    results: it is not looked up (the hot path stays the same size)."""
+    from memory_layer.retrieval import threads
+
+    asked: list[tuple[str, int]] = []
+    real = threads.successor_rowids
+
+    def spy(conn, places):
+        asked.extend(places)
+        return real(conn, places)
+
+    monkeypatch.setattr(threads, "successor_rowids", spy)
+    ids = _chat(db, cfg)
+    for n in range(3):
+        remember(db, f"Log {n}: how often Ana goes to the pottery studio", config=cfg, project="p")
+    for n in range(20):  # a store large enough for BM25's IDF to mean something
+        remember(db, f"Garden note {n}: water the tomatoes at dawn", config=cfg, project="p")
+    scope = Scope.for_project("p")
+    query = QUESTION
+    top = recall(db, query, scope=scope, config=cfg, limit=3)
+    assert ids[2] not in {item.memory.id for item in top}
+    assert ("chat-1", 1) not in asked
+    wide = _by_id(recall(db, query, scope=scope, config=cfg, limit=10))
+    assert ("chat-1", 1) in asked and "thread" in wide[ids[2]].explain
+
+
 def test_memories_without_a_thread_rank_exactly_as_before(db, cfg):
     for text in CHAT:
         remember(db, text, config=cfg, project="p")

@@ -10,7 +10,7 @@ import bisect
 import math
 import re
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -322,7 +322,8 @@ def rank_with_evidence(
     if embedder is not None:
         vectors = _vector_evidence(db, query, terms, scope, pool, embedder, settings, keyword)
     scored = _score_candidates(
-        db, query, terms, keyword, vectors, scope=scope, config=config, now=now, visible=visible
+        db, query, terms, keyword, vectors, scope=scope, config=config, now=now,
+        visible=visible, limit=limit,
     )
     outcomes = config.get("outcomes") or {}
     explore = float(outcomes.get("explore", 0.0))
@@ -419,6 +420,7 @@ def _score_candidates(
     config: dict[str, Any],
     now: datetime,
     visible: Callable[[Memory], bool] | None,
+    limit: int,
 ) -> list[Scored]:
     """Every candidate in scope and visible, with its fused similarity (a turn of a
     conversation may inherit part of its predecessor's: retrieval/threads.py) blended
@@ -427,24 +429,37 @@ def _score_candidates(
     cosines = vectors.cosines if vectors is not None else {}
     rowids = list(dict.fromkeys([*keyword, *cosines]))
     memories = memories_by_rowid(db, rowids)
-    share = float(settings.get("thread_share", 0.0))
-    if share > 0:
-        more = threads.add_successors(db, memories)
-        if more and vectors is not None and vectors.index is not None:
-            vectors.cosines.update(vectors.index.cosine(vectors.query_vector, more))
     best_bm25 = max(keyword.values(), default=0.0)
     covered = {
         rowid: coverage(terms, _searchable(memories[rowid]))
         for rowid in keyword
         if rowid in memories and best_bm25 > 0
     }
+
+    def judge(rowids: Iterable[int]) -> None:
+        for rowid in rowids:
+            memory = memories[rowid]
+            if scope.admits(memory) and (visible is None or visible(memory)):
+                found[rowid] = _similarity(
+                    rowid, memory, query, keyword, best_bm25, covered, vectors, settings
+                )
+
     found: dict[int, tuple[float, dict[str, Any]]] = {}
-    for rowid, memory in memories.items():
-        if scope.admits(memory) and (visible is None or visible(memory)):
-            found[rowid] = _similarity(
-                rowid, memory, query, keyword, best_bm25, covered, vectors, settings
-            )
-    lent = threads.inherit(memories, {r: sim for r, (sim, _) in found.items()}, share)
+    judge(list(memories))
+    share = float(settings.get("thread_share", 0.0))
+    own = {r: sim for r, (sim, _) in found.items()}
+    if share > 0:
+        # Only a turn that can lend a successor a place among the ``limit`` best (within
+        # a relevance band of the limit-th similarity) has its next turn fetched.
+        best = sorted(own.values(), reverse=True)
+        bar = (best[limit - 1] if len(best) >= limit else 0.0) - float(settings["relevance_band"])
+        lenders = [r for r, sim in own.items() if share * sim >= bar]
+        more = threads.add_successors(db, memories, lenders)
+        if more and vectors is not None and vectors.index is not None:
+            vectors.cosines.update(vectors.index.cosine(vectors.query_vector, more))
+        judge(more)
+        own.update({r: found[r][0] for r in more if r in found})
+    lent = threads.inherit(memories, own, share)
     min_similarity = float(settings["min_similarity"])
     scored: list[Scored] = []
     for rowid, (similarity, explain) in found.items():

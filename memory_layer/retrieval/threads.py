@@ -47,12 +47,12 @@ def places(memories: Iterable[Memory]) -> list[tuple[str, int]]:
     return [p for m in memories if (p := place(m)) is not None]
 
 
-def add_successors(db: Conn, memories: dict[int, Memory]) -> list[int]:
-    """Add to ``memories`` the turn after each of them that is a turn of a conversation,
-    and return the rowids added: the reply may share no word with the query and be far
-    from it in meaning, yet be what it asks for. One indexed query; none at all in a
-    store without threads."""
-    wanted = places(memories.values())
+def add_successors(db: Conn, memories: dict[int, Memory], lenders: Iterable[int]) -> list[int]:
+    """Add to ``memories`` the turn after each of ``lenders`` (rowids in ``memories``)
+    that is a turn of a conversation, and return the rowids added: the reply may share
+    no word with the query and be far from it in meaning, yet be what it asks for. One
+    indexed query; none at all when no lender has a thread."""
+    wanted = places(memories[r] for r in lenders)
     if not wanted:
         return []
     more = [r for r in successor_rowids(db, wanted) if r not in memories]
