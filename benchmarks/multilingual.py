@@ -57,6 +57,9 @@ from memory_layer.storage.db import open_db  # noqa: E402
 from memory_layer.transfer import import_records  # noqa: E402
 
 PARALLEL = ROOT / "benchmarks" / "data" / "parallel_memories.jsonl"
+# Written by others: FAQ answers and questions of three public bilingual doc sets
+# (benchmarks/data/parallel_outside/SOURCES.md), never used to choose anything.
+OUTSIDE = ROOT / "benchmarks" / "data" / "parallel_outside" / "pairs.jsonl"
 CODING = ROOT / "benchmarks" / "data" / "coding_memories.jsonl"
 CJK = re.compile(r"[\u3400-\u9fff]")
 # e5 alone is measured, not offered: its anchors (measured like the others) are added here.
@@ -74,7 +77,25 @@ PACKAGES = {
 SHARED = {"numpy"}
 
 
+class GlossEmbedder:
+    """MiniLM reading every text through memory_layer/gloss.py: the ensemble's third part
+    on its own, measured through recall (on MiniLM's scale, so MiniLM's calibration)."""
+
+    def __init__(self, minilm) -> None:
+        self._minilm = minilm
+        self.model_id = minilm.model_id
+        self.dim = minilm.dim
+        self.store_name = "minilm-gloss"
+
+    def embed(self, texts: list[str]):
+        from memory_layer.gloss import gloss
+
+        return self._minilm.embed([gloss(t) for t in texts])
+
+
 def load_model(name: str):
+    if name == "gloss":
+        return GlossEmbedder(load_model("minilm"))
     if name == "e5":
         embedders.MODELS["e5"] = E5_SPEC
         embedders._anchor_cache.pop(E5_ID, None)
@@ -93,7 +114,8 @@ def rows(path: Path) -> list[dict]:
 
 def parallel_store(embedder, name: str, texts: list[tuple[str, str, str | None]]):
     """A fresh store of (id, text, project) embedded by ``embedder``."""
-    path = Path(os.environ["MEMORY_LAYER_HOME"]) / f"{name}-{embedder.model_id.replace('/', '_')}.db"
+    label = getattr(embedder, "store_name", embedder.model_id).replace("/", "_")
+    path = Path(os.environ["MEMORY_LAYER_HOME"]) / f"{name}-{label}.db"
     path.unlink(missing_ok=True)
     db = open_db(path)
     records = [(i, {"id": mid, "text": text, "category": "general", "project": project,
@@ -123,9 +145,24 @@ def hits(db, cfg, embedder, queries: list[tuple[str, str, str]],
             for k, v in found.items()}
 
 
-def cross_lingual(embedder) -> dict[str, dict[str, dict[str, tuple[float, float]]]]:
+def parallel_rows(data: str) -> list[dict]:
+    """The set's rows with a project and a split: the outside set's split is its source
+    repository, so each figure can be read per source."""
+    if data == "ours":
+        return rows(PARALLEL)
+    return [{**r, "project": r["repo"], "split": r["repo"]} for r in rows(OUTSIDE)]
+
+
+def query_of(r: dict, lang: str, kind: str) -> str:
+    """``question``: the set's query in ``lang``; ``text``: the memory's own text in
+    ``lang`` (finding a translation)."""
+    return r["queries"][lang] if kind == "question" else r[lang]
+
+
+def cross_lingual(embedder, data: str = "ours", kind: str = "question",
+                  ceiling: bool = False) -> dict[str, dict[str, dict[str, tuple[float, float]]]]:
     cfg = load_config()
-    par = rows(PARALLEL)
+    par = parallel_rows(data)
     stores = {
         "zh->en": ([(r["id"], r["en"], r["project"]) for r in par], "zh"),
         "en->zh": ([(r["id"], r["zh"], r["project"]) for r in par], "en"),
@@ -133,12 +170,15 @@ def cross_lingual(embedder) -> dict[str, dict[str, dict[str, tuple[float, float]
                              for i, r in enumerate(par)], "zh"),
         "mixed, en query": (None, "en"),
     }
+    if ceiling:  # no language gap: how well the same questions find their own language
+        stores["en->en"] = ([(r["id"], r["en"], r["project"]) for r in par], "en")
+        stores["zh->zh"] = ([(r["id"], r["zh"], r["project"]) for r in par], "zh")
     out: dict[str, dict[str, dict[str, tuple[float, float]]]] = {}
     db = None
     for label, (texts, lang) in stores.items():
         if texts is not None:
             db = parallel_store(embedder, label.split(",")[0].replace("->", "2"), texts)
-        queries = [(r["id"], r["queries"][lang], r["split"]) for r in par]
+        queries = [(r["id"], query_of(r, lang, kind), r["split"]) for r in par]
         out[label] = {"vector": hits(db, cfg, embedder, queries, True),
                       "hybrid": hits(db, cfg, embedder, queries, False)}
     return out
@@ -386,12 +426,14 @@ def report(name: str, args: argparse.Namespace, vec: dict[str, Vectors]) -> dict
     began = time.time()
     embedder = load_model(name)
     vec[name] = Vectors(embedder)
-    result: dict = {} if args.skip_cross else {"cross": cross_lingual(embedder)}
+    result: dict = {} if args.skip_cross else {
+        "cross": cross_lingual(embedder, args.data, args.query_kind, args.ceiling)}
     if not args.skip_english:
         result["english"] = english(embedder)
     if not args.skip_cost:
         result["cost"] = cost(name)
-    result["calibration"] = calibration(vec[name])
+    if args.data == "ours" and name != "gloss":
+        result["calibration"] = calibration(vec[name])
     print(f"  {name}: measured in {time.time() - began:.0f}s", file=sys.stderr, flush=True)
     return result
 
@@ -413,19 +455,35 @@ def print_tables(results: dict[str, dict], strategy: dict | None) -> None:
                          ("en->zh", "vector"), ("mixed, zh query", "hybrid"),
                          ("mixed, en query", "hybrid")))
         print(f"| {name} | {cross_cells} | {english_cells} | {cost_cells} |")
-    print("\n| model (hybrid, hit@1 tune / held out) | zh→en | en→zh | mixed zh q | mixed en q |")
-    print("|---|" + "---:|" * 4)
-    for name, r in results.items():
-        c = r.get("cross")
-        if not c:
-            continue
-        cells = [f"{c[k]['hybrid']['tune'][0]:.3f} / {c[k]['hybrid']['holdout'][0]:.3f}"
-                 for k in ("zh->en", "en->zh", "mixed, zh query", "mixed, en query")]
-        print(f"| {name} | " + " | ".join(cells) + " |")
+    first = next((r["cross"] for r in results.values() if r.get("cross")), None)
+    if first:
+        directions = list(first)
+        splits = [k for k in first["zh->en"]["hybrid"] if k != "all"]
+        print("\n| model (hit@1 per split: " + " / ".join(splits) + ") | mode | "
+              + " | ".join(directions) + " |")
+        print("|---|---|" + "---:|" * len(directions))
+        for name, r in results.items():
+            c = r.get("cross")
+            for mode in ("hybrid", "vector"):
+                cells = [" / ".join(f"{c[k][mode][s][0]:.3f}" for s in splits)
+                         for k in directions] if c else []
+                if cells:
+                    print(f"| {name} | {mode} | " + " | ".join(cells) + " |")
+        if "en->en" in first:
+            print("\n| model (hit@1 / hit@8, all) | mode | " + " | ".join(directions) + " |")
+            print("|---|---|" + "---:|" * len(directions))
+            for name, r in results.items():
+                c = r.get("cross")
+                for mode in ("hybrid", "vector"):
+                    if c:
+                        print(f"| {name} | {mode} | "
+                              + " | ".join(fmt(c[k][mode]["all"]) for k in directions) + " |")
     print("\n| model | raw unrelated | raw match | distinct pairs ≥ duplicate_threshold (max) | "
           "translations ≥ duplicate_threshold | match ≥ min_cosine | unrelated ≥ min_cosine |")
     print("|---|" + "---:|" * 6)
     for name, r in results.items():
+        if "calibration" not in r:
+            continue
         c = r["calibration"]
         print(f"| {name} | {c['raw unrelated']:.3f} | {c['raw match']:.3f} | "
               f"{c['distinct >= duplicate_threshold']:.0f} ({c['max distinct']:.3f}) | "
@@ -447,6 +505,13 @@ def main() -> None:
     parser.add_argument("--skip-cost", action="store_true")
     parser.add_argument("--skip-variants", action="store_true")
     parser.add_argument("--skip-cross", action="store_true")
+    parser.add_argument("--data", choices=("ours", "outside"), default="ours",
+                        help="ours: parallel_memories.jsonl; outside: parallel_outside/")
+    parser.add_argument("--query-kind", choices=("question", "text"), default="question",
+                        help="question: the set's queries; text: the memory in the other "
+                             "language (finding its translation)")
+    parser.add_argument("--ceiling", action="store_true",
+                        help="also en->en and zh->zh: the same questions without a language gap")
     args = parser.parse_args()
     vec: dict[str, Vectors] = {}
     # --models "" measures the variants only.

