@@ -155,10 +155,20 @@ class EnsembleEmbedder:
         return np.hstack(out).astype(np.float32)
 
 
+# Threads of each of the three models, whatever embedding.threads says. Each library
+# keeps its own pool (OpenMP for e5, onnxruntime's for MiniLM, OpenBLAS for USE) and
+# their idle threads spin while the next one runs: with two threads each a recall at
+# 10k cost 134 ms of CPU (74-91 of it the query's embedding), with one 70-75 (34), on
+# the same store and machine (benchmarks/RESULTS.md "Multilingual", thread pools). The
+# price is a slower re-embed (index --force) on an idle machine.
+ENSEMBLE_THREADS = 1
+
+
 def load_ensemble(settings: dict[str, Any]) -> EnsembleEmbedder:
     from memory_layer.embedders import MINILM_ID, load_fastembed, load_use
 
-    e5 = load_e5(int(settings["threads"]))  # first: the one that may be missing
+    e5 = load_e5(ENSEMBLE_THREADS)  # first: the one that may be missing
     # model_path names files of a fastembed model chosen instead of ours: not MiniLM's.
-    minilm = load_fastembed(MINILM_ID, {**settings, "model_path": ""})
+    minilm = load_fastembed(
+        MINILM_ID, {**settings, "model_path": "", "threads": ENSEMBLE_THREADS})
     return EnsembleEmbedder(load_use(settings), e5, minilm)

