@@ -100,7 +100,8 @@ def sections(text: str, level: int, under: str | None) -> list[tuple[str, str]]:
     """(heading, body) of every heading of ``level``, optionally only inside the
     section whose heading (one level up) starts with ``under``."""
     text = re.sub(r"\A---\n.*?\n---\n", "", text, flags=re.S)  # front matter
-    text = re.sub(r"^(```|~~~).*?^\1[^\n]*$", "", text, flags=re.S | re.M)  # fenced code
+    # Fenced code, also indented inside a list item.
+    text = re.sub(r"^[ \t]*(```|~~~).*?^[ \t]*\1[^\n]*$", "", text, flags=re.S | re.M)
     out: list[tuple[str, str]] = []
     inside = under is None
     current: list[str] | None = None
