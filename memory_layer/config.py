@@ -305,7 +305,8 @@ RANGES: dict[str, tuple[float, float]] = {
     "retrieval.relative_floor": (0.0, 1.0),
     "retrieval.relevance_band": (0.0, 1.0),
     "retrieval.vector_common_share": (0.0, 1.0),
-    # Under 1: a reply never outranks the turn it answers.
+    # Under 1: a reply inherits less than the turn it answers has (recall also lists it
+    # after that turn: retrieval/threads.after_predecessors).
     "retrieval.thread_share": (0.0, 0.95),
     "retrieval.min_answer": (0.0, 1.0),
     "hooks.min_cosine": (0.0, 1.0),

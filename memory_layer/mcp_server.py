@@ -26,6 +26,7 @@ from memory_layer import __version__, api
 from memory_layer.config import load_config
 from memory_layer.errors import MemoryLayerError, NotFound
 from memory_layer.models import Memory
+from memory_layer.requests import Place
 
 INSTRUCTIONS = """\
 memory-layer: the shared, reviewed memory of this machine's coding agents.
@@ -262,9 +263,10 @@ def propose(
             subject=subject,
             key=key,
             tags=tags,
-            thread=thread,
+            thread=thread is not None,
             position=position is not None,
         )
+    place = Place.parse(thread, position)
     config = load_config()
     with server.lock:
         done = api.remember(
@@ -284,8 +286,7 @@ def propose(
             reason=reason,
             tags=tags,
             embedder=server.embedder(config),
-            thread=thread,
-            position=position,
+            place=place,
         )
     answer: dict[str, Any] = {
         "status": "pending" if done.outcome == "change" else done.memory.status,

@@ -11,7 +11,15 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from memory_layer.errors import InvalidInput
-from memory_layer.models import ACTIVE, RETIRED, Memory, check_category, iso, parse_time, utcnow
+from memory_layer.models import (
+    ACTIVE,
+    RETIRED,
+    Memory,
+    check_category,
+    iso,
+    parse_time,
+    utcnow,
+)
 from memory_layer.storage.conn import Conn
 from memory_layer.storage.records import (
     at_place,
@@ -31,12 +39,17 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from memory_layer.requests import Place
+
 
 @dataclass(frozen=True)
 class RememberResult:
     memory: Memory
     created: bool  # False: an existing near-duplicate was reinforced instead
     similarity: float | None = None  # cosine to the reinforced memory, when by vector
+    # The same turn was already at its place (a re-run import, a retried write): the
+    # record there is returned unchanged, nothing reinforced.
+    unchanged: bool = False
 
 
 def new_id() -> str:
@@ -95,12 +108,6 @@ MAX_SCENE_CHARS = 64
 MAX_PROJECT_CHARS = 500
 MAX_SOURCE_CHARS = 100
 MAX_REASON_CHARS = 2000
-# A thread names a conversation or session (Claude Code's session ids are UUIDs); a
-# position orders its turns. SQLite integers are 64-bit.
-MAX_THREAD_CHARS = 200
-MAX_POSITION = 2**62
-
-
 def check_length(name: str, value: Any, limit: int) -> Any:
     """``value`` unchanged, unless it is a string longer than ``limit`` characters."""
     if isinstance(value, str) and len(value) > limit:
@@ -109,30 +116,6 @@ def check_length(name: str, value: Any, limit: int) -> Any:
             "(details belong in the memory's text)."
         )
     return value
-
-
-def check_place(thread: Any, position: Any) -> tuple[str | None, int | None]:
-    """Where a memory sits in a conversation, checked: ``(None, None)`` for a memory
-    outside any thread; a position needs a thread, and None there means "after the
-    thread's last memory" (resolved when the memory is stored)."""
-    if thread is not None and not isinstance(thread, str):
-        raise InvalidInput("The thread must be a string (a conversation or session id).")
-    thread = (thread or "").strip() or None
-    if position is not None and (isinstance(position, bool) or not isinstance(position, int)):
-        raise InvalidInput(f"The position must be a whole number, not {position!r}.")
-    if thread is None:
-        if position is not None:
-            raise InvalidInput(
-                "A position needs a thread: give the id of the conversation it is a "
-                "turn of too."
-            )
-        return None, None
-    check_length("thread", thread, MAX_THREAD_CHARS)
-    if not thread.isprintable():
-        raise InvalidInput("The thread id holds control characters; use a plain id.")
-    if position is not None and not 0 <= position <= MAX_POSITION:
-        raise InvalidInput(f"The position must be from 0 to {MAX_POSITION}, not {position}.")
-    return thread, position
 
 
 def clean_tags(tags: Any) -> list[str]:
@@ -225,8 +208,11 @@ def remember(
     now: datetime | None = None,
     dedupe: bool = True,
     extra: dict[str, Any] | None = None,
+    place: Place | None = None,
 ) -> RememberResult:
-    """Store a memory, or reinforce an existing near-duplicate in the same scope."""
+    """Store a memory, or reinforce an existing near-duplicate in the same scope.
+    ``place``: a turn of a conversation of ``project``, stored at its position (the
+    thread's next one when None) and never merged with a memory of the same words."""
     settings = config["remember"]
     text = check_text(text, int(settings["max_chars"]))
     from memory_layer.capture.privacy import clean
@@ -247,13 +233,12 @@ def remember(
                 f"created_at {created_at!r} is not an ISO 8601 time (e.g. 2026-01-31T12:00:00Z)."
             ) from None
 
-    thread, position = check_place((extra or {}).get("thread"), (extra or {}).get("position"))
     with transaction(db):
-        if thread is not None:
-            placed = _placed(db, text, thread, position)
+        if place is not None:
+            placed = _placed(db, text, project, place)
             if isinstance(placed, Memory):
-                return RememberResult(placed, created=False, similarity=1.0)
-            extra = {**(extra or {}), "thread": thread, "position": placed}
+                return RememberResult(placed, created=False, unchanged=True)
+            extra = {**(extra or {}), "thread": place.thread, "position": placed}
             dedupe = False  # turns are distinct utterances, even when their words repeat
         vector = None
         identical = find_by_hash(db, text, project) if dedupe else None
@@ -294,22 +279,31 @@ def remember(
     return RememberResult(memory, created=True)
 
 
-def _placed(db: Conn, text: str, thread: str, position: int | None) -> Memory | int:
-    """The position a new memory of ``thread`` takes (the next free one when None), or
-    the memory already there with this text (the same turn written again: a re-run
-    import or a retried write), under the caller's write lock."""
-    if position is None:
-        end = thread_end(db, thread)
+def _placed(db: Conn, text: str, project: str | None, place: Place) -> Memory | int:
+    """The position a new memory at ``place`` of ``project`` takes (the thread's next
+    free one when it has none), or the active memory already there with this text (the
+    same turn written again: a retried write), under the caller's write lock. Any other
+    memory there is refused, saying what holds the place and how to go on."""
+    if place.position is None:
+        end = thread_end(db, project, place.thread)
         return 0 if end is None else end + 1
-    there = at_place(db, thread, position)
+    there = at_place(db, project, place.thread, place.position)
     if there is None:
-        return position
-    if normalise_for_hash(there.text) == normalise_for_hash(text):
+        return place.position
+    where = f"Position {place.position} of thread {place.thread!r}"
+    if normalise_for_hash(there.text) != normalise_for_hash(text):
+        raise InvalidInput(
+            f"{where} already holds memory {there.id} ({there.status}) with other text. "
+            "Leave the position out to add it after the thread's last memory."
+        )
+    if there.status == ACTIVE:
         return there
-    raise InvalidInput(
-        f"Position {position} of thread {thread!r} already holds memory {there.id} with "
-        "other text. Leave the position out to add it after the thread's last memory."
+    hint = (
+        f"bring it back with `memory-layer restore {there.id}`"
+        if there.status == RETIRED
+        else "decide on it in `memory-layer review`"
     )
+    raise InvalidInput(f"{where} holds memory {there.id} ({there.status}) with this text: {hint}.")
 
 
 def edit(

@@ -8,7 +8,7 @@ fast path loads this and the engine client only.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 
 from memory_layer.errors import InvalidInput
 from memory_layer.paths import SESSION_ENV
@@ -26,7 +26,7 @@ MAX_SESSION_CHARS = 200
 def _check_types(cls: type, data: Any) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise InvalidInput(f"A {cls.__name__} must be a JSON object.")
-    known = {f.name: f for f in fields(cls)}
+    known = _TYPES[cls.__name__]
     unknown = sorted(set(data) - set(known))
     if unknown:
         raise InvalidInput(f"Unknown {cls.__name__} field(s): {', '.join(unknown)}.")
@@ -53,6 +53,65 @@ def clean_session(value: str | None) -> str | None:
             f"--session out (or unset {SESSION_ENV})."
         )
     return value
+
+
+# A thread names a conversation or session (Claude Code's session ids are UUIDs); a
+# position orders its turns. SQLite integers are 64-bit.
+MAX_THREAD_CHARS = 200
+MAX_POSITION = 2**62
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where a memory sits in a conversation of its project: ``thread`` (a chat log's or
+    session's id) and ``position`` (its turn number; None: after the thread's last
+    memory, resolved when it is stored). Valid by construction, so the layers below the
+    door that parsed it (``Place.parse``) never check it again."""
+
+    thread: str
+    position: int | None = None
+
+    def __post_init__(self) -> None:
+        thread = self.thread
+        if not isinstance(thread, str):
+            raise InvalidInput("The thread must be a string (a conversation or session id).")
+        if not thread.strip():
+            raise InvalidInput(
+                "The thread id is blank: give the id of the conversation (e.g. --thread "
+                "chat-7), or leave the thread out."
+            )
+        if len(thread.strip()) > MAX_THREAD_CHARS:
+            raise InvalidInput(
+                f"The thread id is too long ({len(thread.strip())} characters, at most "
+                f"{MAX_THREAD_CHARS})."
+            )
+        if not thread.strip().isprintable():
+            raise InvalidInput("The thread id holds control characters; use a plain id.")
+        object.__setattr__(self, "thread", thread.strip())
+        position = self.position
+        if position is None:
+            return
+        if isinstance(position, bool) or not isinstance(position, int):
+            raise InvalidInput(f"The position must be a whole number, not {position!r}.")
+        if not 0 <= position <= MAX_POSITION:
+            raise InvalidInput(f"The position must be from 0 to {MAX_POSITION}, not {position}.")
+
+    @classmethod
+    def parse(cls, thread: Any, position: Any) -> Place | None:
+        """A door's thread and position (either may be absent: None) as a place, or None
+        for a memory outside any thread. A position needs a thread."""
+        if thread is None:
+            if position is not None:
+                raise InvalidInput(
+                    "A position needs a thread: give the id of the conversation it is a "
+                    "turn of too."
+                )
+            return None
+        return cls(thread, position)
+
+    def at(self, position: int) -> Place:
+        """The same thread at ``position`` (a resolved place)."""
+        return Place(self.thread, position)
 
 
 @dataclass(frozen=True)
@@ -97,8 +156,8 @@ class RememberRequest:
     scene: str | None = None
     subject: str | None = None
     key: str | None = None
-    thread: str | None = None  # a conversation's id; with position, where the turn sits
-    position: int | None = None  # None: after the thread's last memory
+    # Where the turn sits in a conversation; on the wire as "thread" and "position".
+    place: Place | None = None
 
     @classmethod
     def from_wire(cls, data: Any) -> RememberRequest:
@@ -109,11 +168,14 @@ class RememberRequest:
         data["tags"] = tuple(tags)
         if isinstance(data.get("confidence"), int):
             data["confidence"] = float(data["confidence"])
+        data["place"] = Place.parse(data.pop("thread", None), data.pop("position", None))
         return cls(**data)
 
     def to_wire(self) -> dict[str, Any]:
         wire = asdict(self)
         wire["tags"] = list(self.tags)
+        place = wire.pop("place")
+        wire.update(place or {})
         # Unset fields are left out: an engine started before a field existed (same
         # version, older checkout) still answers every request that does not use it.
         return {name: value for name, value in wire.items() if value is not None}

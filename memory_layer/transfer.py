@@ -21,12 +21,12 @@ from memory_layer.memories import (
     MAX_SUBJECT_CHARS,
     check_confidence,
     check_length,
-    check_place,
     check_text,
     clean_tags,
     new_id,
 )
 from memory_layer.models import check_category, check_status, iso, parse_time, utcnow
+from memory_layer.requests import Place
 from memory_layer.storage.conn import Conn
 from memory_layer.storage.memory_lists import Filters, list_memories
 from memory_layer.storage.records import (
@@ -117,10 +117,10 @@ def parse_line(number: int, raw_line: bytes, max_chars: int) -> dict[str, Any] |
                 if not isinstance(data[key], str):
                     raise InvalidInput(f'"{key}" must be a string or null.')
                 values[key] = check_length(f'"{key}"', data[key], _TRUST_TEXT[key])
-        thread, position = check_place(data.get("thread"), data.get("position"))
-        if thread is not None:
-            values["thread"] = thread
-            values["position"] = position  # None: after the thread's last memory
+        place = Place.parse(data.get("thread"), data.get("position"))
+        if place is not None:
+            values["thread"] = place.thread
+            values["position"] = place.position  # None: after the thread's last memory
         for key in _COUNTS:
             if key in data:
                 if not isinstance(data[key], int) or data[key] < 0:
@@ -172,8 +172,9 @@ def import_records(
     now = iso(utcnow())
     todo: list[dict[str, Any]] = []
     skipped = 0
-    ends: dict[str, int] = {}  # thread -> the last position taken, this import included
-    taken: dict[tuple[str, int], int] = {}  # places this import fills -> line
+    # (project, thread) -> the last position taken, this import included
+    ends: dict[tuple[str, str], int] = {}
+    taken: dict[tuple[str, str, int], int] = {}  # places this import fills -> line
     for number, values in records:
         if "thread" in values and _placed(db, number, values, ends, taken):
             skipped += 1
@@ -214,34 +215,37 @@ def _placed(
     db: Conn,
     number: int,
     values: dict[str, Any],
-    ends: dict[str, int],
-    taken: dict[tuple[str, int], int],
+    ends: dict[tuple[str, str], int],
+    taken: dict[tuple[str, str, int], int],
 ) -> bool:
-    """Give a turn without a position the next one of its thread; True when its place
-    already holds this text (the same log imported again: skipped). Another text
-    there, or a place an earlier line of this import took, is refused, naming the line."""
-    thread = values["thread"]
-    if thread not in ends:
-        end = thread_end(db, thread)
-        ends[thread] = -1 if end is None else end
+    """Give a turn without a position the next one of its thread (in its project);
+    True when its place already holds this text (the same log imported again: skipped).
+    Another text there, or a place an earlier line of this import took, is refused,
+    naming the line."""
+    project, thread = values["project"], values["thread"]
+    log = (project or "", thread)
+    if log not in ends:
+        end = thread_end(db, project, thread)
+        ends[log] = -1 if end is None else end
     if values["position"] is None:
-        values["position"] = ends[thread] + 1
-    place = (thread, values["position"])
+        values["position"] = ends[log] + 1
+    position = values["position"]
+    place = (*log, position)
     if place in taken:
         raise _field_error(
-            number, f'position {place[1]} of thread "{thread}" is taken by line {taken[place]}.'
+            number, f'position {position} of thread "{thread}" is taken by line {taken[place]}.'
         )
     taken[place] = number
-    ends[thread] = max(ends[thread], values["position"])
-    there = at_place(db, thread, values["position"])
+    ends[log] = max(ends[log], position)
+    there = at_place(db, project, thread, position)
     if there is None:
         return False
     if normalise_for_hash(there.text) == normalise_for_hash(values["text"]):
         return True
     raise _field_error(
         number,
-        f'position {values["position"]} of thread "{thread}" already holds memory '
-        f"{there.id} with other text.",
+        f'position {position} of thread "{thread}" already holds memory '
+        f"{there.id} ({there.status}) with other text.",
     )
 
 

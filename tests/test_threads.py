@@ -18,6 +18,7 @@ from memory_layer.api import remember
 from memory_layer.cli import cli
 from memory_layer.errors import ImportFailed, InvalidInput
 from memory_layer.models import utcnow
+from memory_layer.requests import Place
 from memory_layer.retrieval.search import Scope, recall
 from memory_layer.storage.db import open_db
 from memory_layer.storage.migrations import MIGRATIONS, migration_set
@@ -36,7 +37,7 @@ KEYWORD_ONLY = "embedding:\n  enabled: false\n"
 
 def _chat(db, cfg, thread: str = "chat-1", project: str = "p") -> list[str]:
     return [
-        remember(db, text, config=cfg, project=project, thread=thread).memory.id for text in CHAT
+        remember(db, text, config=cfg, project=project, place=Place(thread)).memory.id for text in CHAT
     ]
 
 
@@ -49,12 +50,12 @@ def test_turns_take_the_next_position_and_repeat_words_freely(db, cfg):
     assert [get_memory(db, i).extra["position"] for i in ids] == [0, 1, 2, 3]
     assert {get_memory(db, i).extra["thread"] for i in ids} == {"chat-1"}
     # "ok" twice is two turns, never a reinforced memory.
-    first = remember(db, "Ben: ok", config=cfg, project="p", thread="chat-1")
-    second = remember(db, "Ben: ok", config=cfg, project="p", thread="chat-1")
+    first = remember(db, "Ben: ok", config=cfg, project="p", place=Place("chat-1"))
+    second = remember(db, "Ben: ok", config=cfg, project="p", place=Place("chat-1"))
     assert first.created and second.created and first.memory.id != second.memory.id
     assert second.memory.extra["position"] == 5
     # The same text at the same place again (a retried write) changes nothing.
-    again = remember(db, CHAT[2], config=cfg, project="p", thread="chat-1", position=2)
+    again = remember(db, CHAT[2], config=cfg, project="p", place=Place("chat-1", 2))
     assert not again.created and again.memory.id == ids[2]
 
 
@@ -65,20 +66,22 @@ def test_turns_take_the_next_position_and_repeat_words_freely(db, cfg):
         ("chat-1", -1, "from 0 to"),
         ("chat-1", "2", "whole number"),
         ("chat-1", True, "whole number"),
-        ("x" * 201, None, "limit is 200"),
+        ("x" * 201, None, "at most 200"),
+        ("   ", None, "thread id is blank"),
+        ("", 2, "thread id is blank"),
         ("chat\n1", None, "control characters"),
     ],
 )
 def test_bad_places_are_refused_with_how_to_fix(db, cfg, thread, position, message):
     with pytest.raises(InvalidInput, match=message):
-        remember(db, "Ana: hi", config=cfg, thread=thread, position=position)
+        remember(db, "Ana: hi", config=cfg, place=Place.parse(thread, position))
     assert db.execute("SELECT count(*) FROM memories").fetchone()[0] == 0
 
 
 def test_another_text_at_a_taken_place_is_refused(db, cfg):
     ids = _chat(db, cfg)
     with pytest.raises(InvalidInput, match=f"already holds memory {ids[1]}"):
-        remember(db, "Ben: something else", config=cfg, project="p", thread="chat-1", position=1)
+        remember(db, "Ben: something else", config=cfg, project="p", place=Place("chat-1", 1))
 
 
 def test_the_reply_inherits_a_share_of_its_question_turns_similarity(db, cfg, keyword_only):
@@ -153,8 +156,8 @@ def test_a_withheld_or_out_of_scope_turn_lends_and_gets_nothing(db, cfg, keyword
     assert ids[2] not in found or "thread" not in found[ids[2]].explain
     # A successor in another project is never fetched into this project's results.
     remember(db, "Ben: How often do you go to the pottery studio now?", config=cfg,
-             project="p", thread="mixed")
-    other = remember(db, "Ana: Every Sunday.", config=cfg, project="q", thread="mixed")
+             project="p", place=Place("mixed"))
+    other = remember(db, "Ana: Every Sunday.", config=cfg, project="q", place=Place("mixed"))
     found = _by_id(recall(db, QUESTION, scope=Scope.for_project("p"), config=cfg, limit=10))
     assert other.memory.id not in found
 
@@ -181,10 +184,11 @@ def test_upgrade_from_the_first_schema_adds_empty_places(tmp_path, cfg):
     memory = get_memory(upgraded, "old1")
     assert memory.extra["thread"] is None and memory.extra["position"] is None
     indexes = {r[1]: r[2] for r in upgraded.execute("PRAGMA index_list(memories)")}
-    assert indexes["idx_memories_thread_position"] == 1  # unique
+    assert indexes["idx_memories_thread_place"] == 1  # unique, per project (m101)
+    assert "idx_memories_thread_position" not in indexes
     hits = recall(upgraded, "pottery studio", scope=Scope.for_project("p"), config=cfg)
     assert [h.memory.id for h in hits] == ["old1"] and "thread" not in hits[0].explain
-    turn = remember(upgraded, "Ana: pottery on Sundays", config=cfg, project="p", thread="t")
+    turn = remember(upgraded, "Ana: pottery on Sundays", config=cfg, project="p", place=Place("t"))
     assert turn.memory.extra["position"] == 0
 
 
@@ -216,7 +220,7 @@ def test_a_chat_log_imports_in_order_and_bad_places_import_nothing(db):
         "SELECT position, text FROM memories WHERE thread = 'log-9' ORDER BY position"
     ).fetchall()
     assert [r[0] for r in rows] == list(range(6)) and rows[2][1] == CHAT[2]
-    taken = [{"text": "Ana: later", "thread": "log-9", "position": 1}]
+    taken = [{"text": "Ana: later", "thread": "log-9", "position": 1, "project": "p"}]
     with pytest.raises(ImportFailed, match="Line 1: position 1 of thread \"log-9\" already"):
         import_records(db, read_lines(_lines(taken), 100_000))
     twice = [

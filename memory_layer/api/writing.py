@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from memory_layer.models import Memory
-    from memory_layer.requests import RememberRequest
+    from memory_layer.requests import Place, RememberRequest
     from memory_layer.storage.conn import Conn
 
 
@@ -61,18 +61,15 @@ def check_memory_input(
     category: str = "general",
     tags: Any = None,
     confidence: float | None = None,
-    thread: str | None = None,
-    position: int | None = None,
 ) -> str:
     """Validate a write before anything slow (the embedding model) is loaded; returns
     the text as it would be checked. Raises ``InvalidInput`` with how to fix it."""
-    from memory_layer.memories import check_confidence, check_place, check_text, clean_tags
+    from memory_layer.memories import check_confidence, check_text, clean_tags
     from memory_layer.models import check_category
 
     checked = check_text(text, int(config["remember"]["max_chars"]))
     check_category(category)
     clean_tags(tags)
-    check_place(thread, position)
     if confidence is not None:
         check_confidence(confidence)
     return checked
@@ -97,8 +94,7 @@ def remember(
     now: datetime | None = None,
     dedupe: bool = True,
     origin: str | None = None,
-    thread: str | None = None,
-    position: int | None = None,
+    place: Place | None = None,
 ) -> Remembered:
     """Store what ``source`` says, under the trust policy: direct writes (the CLI,
     ``/remember``, the dashboard, the mirror), captured ones (``hook:*``) and proposals
@@ -111,10 +107,11 @@ def remember(
     existing record instead (an import whose items are distinct by construction).
     ``origin``: the words came from tool output, a file or page, or assistant text
     relaying one (``trust.policy.ORIGINS``); the record keeps it and, by default, waits
-    for a person (``trust.external_writes``). ``thread``/``position``: where the record
-    sits in a conversation (a chat log's or session's id, and its turn number; None
-    takes the next one); recall lets a turn inherit part of the relevance of the turn
-    before it (``retrieval.thread_share``).
+    for a person (``trust.external_writes``). ``place``: where the record sits in a
+    conversation of its project (``requests.Place``, parsed by the door; no position
+    takes the thread's next one); recall lets a turn inherit part of the relevance of
+    the turn before it (``retrieval.thread_share``). The same text written again at
+    its place changes nothing (outcome ``duplicate``).
     """
     hold = risky_hold(text, source)
     # What a record says, whichever way it is written.
@@ -128,8 +125,7 @@ def remember(
         "subject": subject,
         "key": key,
         "embedder": embedder,
-        "thread": thread,
-        "position": position,
+        "place": place,
     }
     if change_of or is_proposal(source):
         if change_of and is_proposal(source):
@@ -151,6 +147,13 @@ def remember(
         hold=hold,
         **fields,
     )
+    if result.unchanged:
+        return Remembered(
+            result.memory,
+            "duplicate",
+            False,
+            note=f"Already recorded at this place as {result.memory.id}; nothing changed.",
+        )
     return Remembered(
         result.memory,
         "new" if result.created else "reinforced",
@@ -358,8 +361,7 @@ def remember_record(
         subject=request.subject,
         key=request.key,
         embedder=embedder,
-        thread=request.thread,
-        position=request.position,
+        place=request.place,
     )
     return {
         **done.memory.to_dict(),

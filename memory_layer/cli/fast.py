@@ -59,7 +59,7 @@ def recall_request(query: str, values: dict[str, Any]) -> Any:
 
 
 def remember_request(text: str, values: dict[str, Any]) -> Any:
-    from memory_layer.requests import RememberRequest
+    from memory_layer.requests import Place, RememberRequest
 
     return RememberRequest(
         text=text,
@@ -73,8 +73,7 @@ def remember_request(text: str, values: dict[str, Any]) -> Any:
         scene=values["scene"],
         subject=values["subject"],
         key=values["key"],
-        thread=values["thread"],
-        position=values["position"],
+        place=Place.parse(values["thread"], values["position"]),
     )
 
 

@@ -98,8 +98,6 @@ def remember(ctx: click.Context, text: str, **values: Any) -> None:
         category=request.category,
         tags=list(request.tags),
         confidence=request.confidence,
-        thread=request.thread,
-        position=request.position,
     )
     reply = _engine_reply(ctx, "remember", request)
     if reply is None:

@@ -337,6 +337,8 @@ def rank_with_evidence(
             float(outcomes.get("floor", -0.5)),
         ),
     )
+    # A reply never comes before the turn it answers (it got its relevance from it).
+    ranked = threads.after_predecessors(ranked)
     spread = vectors.scope if vectors is not None else None
     weights = [(t.idf, t.share) for t in terms]
     # The verifier was trained on English: a CJK query, or CJK memories at the top

@@ -12,8 +12,10 @@ conversations 0-4, the others held out.
 Bounded by construction: a reply inherits less than its predecessor has (the share is
 under 1), from its own predecessor only (never along a chain), and only from a
 predecessor the same recall scored (in scope, visible to the caller): a weak match is
-lifted only to below the match it answers, and a withheld turn lends nothing. Memories
-without a thread are untouched.
+lifted only to below the match it answers, is listed after it (``after_predecessors``),
+and a withheld turn lends nothing. A thread is one conversation of one project (m101):
+a turn never lends to the same place of another project's thread. Memories without a
+thread are untouched.
 """
 
 from __future__ import annotations
@@ -30,19 +32,21 @@ if TYPE_CHECKING:
     from typing import Any
 
     from memory_layer.models import Memory
+    from memory_layer.retrieval.scoring import Scored
     from memory_layer.storage.conn import Conn
 
 
-def place(memory: Memory) -> tuple[str, int] | None:
-    """(thread, position) of a turn of a conversation, else None."""
+def place(memory: Memory) -> tuple[str, str, int] | None:
+    """(project, thread, position) of a turn of a conversation, else None: a thread is
+    one conversation of one project ('' for global memories; migration m101)."""
     thread = memory.extra.get("thread")
     position = memory.extra.get("position")
     if thread is None or position is None:
         return None
-    return str(thread), int(position)
+    return memory.project or "", str(thread), int(position)
 
 
-def places(memories: Iterable[Memory]) -> list[tuple[str, int]]:
+def places(memories: Iterable[Memory]) -> list[tuple[str, str, int]]:
     """The places of those memories that are turns of a conversation."""
     return [p for m in memories if (p := place(m)) is not None]
 
@@ -86,19 +90,19 @@ class Inherited:
 def inherit(
     memories: Mapping[int, Memory], similarity: Mapping[int, float], share: float
 ) -> dict[int, Inherited]:
-    """rowid -> what it inherits, for each scored turn whose predecessor (same thread,
-    position - 1) is scored too and gives it more than its own similarity. Read from
-    the own similarities only, so nothing inherits along a chain."""
+    """rowid -> what it inherits, for each scored turn whose predecessor (same project
+    and thread, position - 1) is scored too and gives it more than its own similarity.
+    Read from the own similarities only, so nothing inherits along a chain."""
     if share <= 0:
         return {}
-    at: dict[tuple[str, int], int] = {}
+    at: dict[tuple[str, str, int], int] = {}
     for rowid in similarity:
         where = place(memories[rowid])
         if where is not None:
             at[where] = rowid
     found: dict[int, Inherited] = {}
-    for (thread, position), rowid in at.items():
-        before = at.get((thread, position - 1))
+    for (project, thread, position), rowid in at.items():
+        before = at.get((project, thread, position - 1))
         if before is None:
             continue
         lent = share * similarity[before]
@@ -107,3 +111,29 @@ def inherit(
                 memories[before].id, share, similarity[before], similarity[rowid]
             )
     return found
+
+
+def after_predecessors(ranked: list[Scored]) -> list[Scored]:
+    """``ranked`` with each reply that inherited (``explain["thread"]``) moved to right
+    after the turn it inherited from, when that turn is ranked too; everything else
+    keeps its order. Inheriting less than the predecessor has is not enough: relevance
+    bands order memories within ``retrieval.relevance_band`` of each other by the
+    blended score, and exploration may put a rival first, so a reply with a category
+    boost or more confidence would otherwise be listed before the turn it answers."""
+    ranked_ids = {item.memory.id for item in ranked}
+    waiting: dict[str, list[Scored]] = {}  # a predecessor's id -> its replies held back
+    placed: set[str] = set()
+    out: list[Scored] = []
+    for item in ranked:
+        follows = (item.explain.get("thread") or {}).get("follows")
+        if follows in ranked_ids and follows not in placed:
+            waiting.setdefault(follows, []).append(item)
+            continue
+        # A reply may itself lend to the next turn: place the whole chain, in order.
+        stack = [item]
+        while stack:
+            current = stack.pop()
+            out.append(current)
+            placed.add(current.memory.id)
+            stack.extend(reversed(waiting.pop(current.memory.id, [])))
+    return out

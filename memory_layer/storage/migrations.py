@@ -581,3 +581,17 @@ def m100_memory_thread_position(db: Database) -> None:
         "CREATE UNIQUE INDEX idx_memories_thread_position ON memories(thread, position) "
         "WHERE thread IS NOT NULL"
     )
+
+
+@migrations(name="m101_thread_places_per_project")
+def m101_thread_places_per_project(db: Database) -> None:
+    # A place in a conversation belongs to a project: thread ids such as "chat-1" or a
+    # session's id recur across projects, and with m100's index on (thread, position)
+    # a turn written in project B landed on project A's memory (nothing stored in B).
+    # coalesce: global memories (NULL project) share one namespace, as in
+    # uq_conflicts_open. Every row m100 allowed is unique here too (a stricter index).
+    db.execute("DROP INDEX IF EXISTS idx_memories_thread_position")
+    db.execute(
+        "CREATE UNIQUE INDEX idx_memories_thread_place "
+        "ON memories(coalesce(project, ''), thread, position) WHERE thread IS NOT NULL"
+    )

@@ -526,35 +526,44 @@ def team_count(db: Conn, server: str) -> int:
 # --- Conversation order (migration m100) ----------------------------------------------
 
 
-def successor_rowids(db: Conn, places: Sequence[tuple[str, int]]) -> list[int]:
-    """Rowids of the memories right after each (thread, position): at position + 1 of
-    the same thread. One indexed join (idx_memories_thread_position) per chunk."""
+def successor_rowids(db: Conn, places: Sequence[tuple[str, str, int]]) -> list[int]:
+    """Rowids of the memories right after each (project, thread, position): at
+    position + 1 of the same thread of the same project ('' for a global memory). One
+    indexed join (idx_memories_thread_place, migration m101) per chunk."""
     found: list[int] = []
-    pairs = list(dict.fromkeys(places))
-    step = IN_CHUNK // 2  # two bound parameters per place
-    for start in range(0, len(pairs), step):
-        chunk = pairs[start : start + step]
-        values = ", ".join("(?, ?)" for _ in chunk)
-        args = [value for thread, position in chunk for value in (thread, position + 1)]
+    wanted = list(dict.fromkeys(places))
+    step = IN_CHUNK // 3  # three bound parameters per place
+    for start in range(0, len(wanted), step):
+        chunk = wanted[start : start + step]
+        values = ", ".join("(?, ?, ?)" for _ in chunk)
+        args = [v for project, thread, position in chunk for v in (project, thread, position + 1)]
         rows = raw(db).execute(
-            f"WITH wanted(thread, position) AS (VALUES {values}) "
+            f"WITH wanted(project, thread, position) AS (VALUES {values}) "
             "SELECT memories.rowid FROM wanted JOIN memories "
-            "ON memories.thread = wanted.thread AND memories.position = wanted.position",
+            "ON coalesce(memories.project, '') = wanted.project "
+            "AND memories.thread = wanted.thread AND memories.position = wanted.position",
             args,
         )
         found += [int(r[0]) for r in rows]
     return found
 
 
-def thread_end(db: Conn, thread: str) -> int | None:
-    """The last position taken in ``thread``, or None for a thread with no memory yet."""
+def thread_end(db: Conn, project: str | None, thread: str) -> int | None:
+    """The last position taken in ``thread`` of ``project`` (None: global memories), or
+    None for a thread with no memory yet."""
     row = raw(db).execute(
-        "SELECT max(position) FROM memories WHERE thread = ?", [thread]
+        "SELECT max(position) FROM memories WHERE coalesce(project, '') = ? AND thread = ?",
+        [project or "", thread],
     ).fetchone()
     return None if row[0] is None else int(row[0])
 
 
-def at_place(db: Conn, thread: str, position: int) -> Memory | None:
-    """The memory at ``position`` of ``thread``, if one is there."""
-    found = memories_where(db, "thread = ? AND position = ?", [thread, position], limit=1)
+def at_place(db: Conn, project: str | None, thread: str, position: int) -> Memory | None:
+    """The memory (any status) at ``position`` of ``thread`` of ``project``, if one is."""
+    found = memories_where(
+        db,
+        "coalesce(project, '') = ? AND thread = ? AND position = ?",
+        [project or "", thread, position],
+        limit=1,
+    )
     return found[0] if found else None

@@ -21,7 +21,6 @@ from memory_layer.memories import (
     MAX_SUBJECT_CHARS,
     RememberResult,
     check_length,
-    check_place,
     check_text,
     reinforce,
 )
@@ -51,6 +50,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from datetime import datetime
     from typing import Any
+
+    from memory_layer.requests import Place
 
 
 def clean_scene(scene: str | None) -> str | None:
@@ -121,15 +122,16 @@ def write(
     hold: str | None = None,
     now: datetime | None = None,
     origin: str | None = None,
-    thread: str | None = None,
-    position: int | None = None,
+    place: Place | None = None,
 ) -> RememberResult:
     """Remember through the trust policy: the status comes from ``initial_status``
     (unless given), trusted writes are stamped, structured facts may conflict.
     ``origin`` marks words that came from outside the conversation (policy.ORIGINS);
     the record keeps it, so the inbox can say where they came from. ``hold`` (why a
     person must decide first, e.g. a risky instruction) makes a new record pending
-    whatever the policy says, with that reason in the log for the inbox."""
+    whatever the policy says, with that reason in the log for the inbox. ``place``:
+    where it sits in a conversation (memories.remember resolves and checks it); a
+    turn is a distinct utterance even when its words repeat another's."""
     check_length("project id", project, MAX_PROJECT_CHARS)
     check_length("source", source, MAX_SOURCE_CHARS)
     origin = check_origin(origin)
@@ -139,11 +141,7 @@ def write(
     fact = clean_fact(subject, key)
     tags = clean_tag_values(tags)
     extra: dict[str, Any] = {"scene": scene}
-    thread, position = check_place(thread, position)
-    if thread is not None:
-        # Where it sits in a conversation (memories.remember resolves the position);
-        # a turn is a distinct utterance even when its words repeat another's.
-        extra.update(thread=thread, position=position)
+    if place is not None:
         dedupe = False
     if origin:
         extra["origin"] = origin
@@ -164,6 +162,7 @@ def write(
                 extra=extra,
                 embedder=embedder,
                 now=now,
+                place=place,
             )
         held = _held_again(db, text, project, status, dedupe and not fact)
         if held is not None:
@@ -183,6 +182,7 @@ def write(
             dedupe=dedupe and not fact,
             extra=extra,
             now=now,
+            place=place,
         )
         if result.created and hold:
             # In the same transaction: a held record is never stored without its reason.
@@ -242,6 +242,7 @@ def _write_fact(
     extra: dict[str, Any],
     embedder: Any,
     now: datetime,
+    place: Place | None = None,
 ) -> RememberResult:
     from memory_layer.capture.privacy import clean
 
@@ -278,6 +279,7 @@ def _write_fact(
             dedupe=False,  # the same text as an unrelated memory is still this fact's value
             extra={**extra, **more},
             now=now,
+            place=place,
         )
         return result.memory
 

@@ -14,8 +14,15 @@ from typing import Any
 
 from memory_layer.memories import check_text
 from memory_layer.models import check_category
+from memory_layer.requests import Place
 from memory_layer.storage.conn import Conn
-from memory_layer.storage.records import fact_values, transaction, with_same_text
+from memory_layer.storage.records import (
+    at_place,
+    fact_values,
+    thread_end,
+    transaction,
+    with_same_text,
+)
 from memory_layer.storage.textindex import normalise_for_hash
 from memory_layer.trust.facts import clean_fact, write
 from memory_layer.trust.limits import check_open_proposals
@@ -209,13 +216,13 @@ def propose_record(
     tags: list[str] | None = None,
     embedder: Any = None,
     hold: str | None = None,
-    thread: str | None = None,
-    position: int | None = None,
+    place: Place | None = None,
 ) -> dict[str, Any]:
     """A new pending record, or a change proposal when ``memory_id`` is given; ``hold``
     is a reason a person must weigh (a risky instruction), kept for the inbox.
-    ``thread``/``position``: where the record sits in a conversation; a turn repeating
-    another's words is still its own record (only the same place is a duplicate).
+    ``place``: where the record sits in a conversation of ``project``. A turn is never
+    compared with what is stored: the record at a taken place may be withheld, and its
+    text, id or status must not reach the agent (``_free_place``).
 
     The same proposal made twice (by two agents, or one agent twice) is one inbox
     item; a proposal repeating an active record changes nothing."""
@@ -231,7 +238,7 @@ def propose_record(
 
     stored = clean(check_text(text, int(config["remember"]["max_chars"])))
     with transaction(db):
-        same = [] if thread else with_same_text(
+        same = [] if place else with_same_text(
             db, stored, project, (ACTIVE, PENDING, CONFLICT), limit=1
         )
         for dup in same:
@@ -249,6 +256,9 @@ def propose_record(
                 "note": f"Already recorded as {dup.id} ({dup.status}); nothing added.",
             }
         check_open_proposals(db, source, config)
+        if place is not None:
+            place, moved = _free_place(db, project, place)
+            reason = "; ".join(part for part in (reason, moved) if part) or None
         result = write(
             db,
             stored,
@@ -264,8 +274,7 @@ def propose_record(
             embedder=embedder,
             dedupe=False,
             hold=hold,
-            thread=thread,
-            position=position,
+            place=place,
         )
         memory = result.memory
         if reason:
@@ -276,6 +285,21 @@ def propose_record(
                 db, actor=source, action="propose", memory_id=memory.id, context={"reason": reason}
             )
     return _queued(memory, redacted=memory.text != text.strip())
+
+
+def _free_place(db: Conn, project: str | None, place: Place) -> tuple[Place, str | None]:
+    """Where a proposed turn is queued: at its place when that is free, else after the
+    thread's last memory, with a note for the reviewer saying which place it asked for.
+    The agent's answer is the same either way, so a proposal never tells it whether a
+    place holds a record (pending, retired, or of any text); nor is it dropped."""
+    if place.position is None or at_place(db, project, place.thread, place.position) is None:
+        return place, None
+    end = thread_end(db, project, place.thread)
+    queued = place.at(0 if end is None else end + 1)
+    return queued, (
+        f"proposed for position {place.position} of thread {place.thread!r}, which "
+        f"another memory holds; queued at position {queued.position}"
+    )
 
 
 def _queued(memory: Any, *, redacted: bool) -> dict[str, Any]:
