@@ -450,8 +450,10 @@ def _writing_tools(app: MCPServer, server: Server, guarded: Any) -> None:
         accepts it. subject + key make it a structured fact whose value is the text
         (e.g. subject "prod-server", key "os", text "ubuntu 22.04"). thread (a
         conversation's id) + position (its turn number; left out: after the last) make
-        it a turn of that conversation: search lets a turn inherit part of the relevance
-        of the turn before it. category defaults to general. With memory_id only text,
+        it a turn of that conversation (of this project): search lets a turn inherit
+        part of the relevance of the turn before it; a position already taken queues it
+        after the thread's last turn for the reviewer to place. category defaults to
+        general. With memory_id only text,
         reason and scene apply."""
         return guarded(
             propose,
