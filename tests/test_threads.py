@@ -111,7 +111,7 @@ def test_only_turns_that_can_place_a_reply_have_it_fetched(db, cfg, keyword_only
     results: it is not looked up (the hot path stays the same size)."""
     from memory_layer.retrieval import threads
 
-    asked: list[tuple[str, int]] = []
+    asked: list[tuple[str, str, int]] = []
     real = threads.successor_rowids
 
     def spy(conn, places):
@@ -128,9 +128,9 @@ def test_only_turns_that_can_place_a_reply_have_it_fetched(db, cfg, keyword_only
     query = QUESTION
     top = recall(db, query, scope=scope, config=cfg, limit=3)
     assert ids[2] not in {item.memory.id for item in top}
-    assert ("chat-1", 1) not in asked
+    assert ("p", "chat-1", 1) not in asked
     wide = _by_id(recall(db, query, scope=scope, config=cfg, limit=10))
-    assert ("chat-1", 1) in asked and "thread" in wide[ids[2]].explain
+    assert ("p", "chat-1", 1) in asked and "thread" in wide[ids[2]].explain
 
 
 def test_memories_without_a_thread_rank_exactly_as_before(db, cfg):
