@@ -37,6 +37,9 @@ class ScopeCosines:
 
 
 NO_COSINES = ScopeCosines(0.0, 0.0, 0)
+# A search wanting at least 1/WHOLE_PRODUCT_SHARE of the rows multiplies the whole matrix
+# (a product costs less than copying that many rows out); a narrow scope copies its rows.
+WHOLE_PRODUCT_SHARE = 4
 
 
 class VectorIndex:
@@ -147,7 +150,14 @@ class VectorIndex:
         candidates = np.flatnonzero(self._mask(projects, active_only))
         if len(candidates) == 0:
             return [], NO_COSINES
-        scores = self.matrix[candidates] @ query.astype(np.float32)
+        q = query.astype(np.float32)
+        if len(candidates) * WHOLE_PRODUCT_SHARE >= self.size:
+            # Most rows are wanted: one product over the whole matrix and a pick of the
+            # scores, instead of copying the wanted rows first (the copy of 100k x 384
+            # floats costs far more than the product itself).
+            scores = (self.matrix[: self.size] @ q)[candidates]
+        else:
+            scores = self.matrix[candidates] @ q
         k = min(limit, len(candidates))
         top = np.argpartition(-scores, k - 1)[:k]
         top = top[np.argsort(-scores[top], kind="stable")]
