@@ -37,7 +37,8 @@ KEYWORD_ONLY = "embedding:\n  enabled: false\n"
 
 def _chat(db, cfg, thread: str = "chat-1", project: str = "p") -> list[str]:
     return [
-        remember(db, text, config=cfg, project=project, place=Place(thread)).memory.id for text in CHAT
+        remember(db, text, config=cfg, project=project, place=Place(thread)).memory.id
+        for text in CHAT
     ]
 
 
@@ -155,8 +156,13 @@ def test_a_withheld_or_out_of_scope_turn_lends_and_gets_nothing(db, cfg, keyword
     assert ids[1] not in found
     assert ids[2] not in found or "thread" not in found[ids[2]].explain
     # A successor in another project is never fetched into this project's results.
-    remember(db, "Ben: How often do you go to the pottery studio now?", config=cfg,
-             project="p", place=Place("mixed"))
+    remember(
+        db,
+        "Ben: How often do you go to the pottery studio now?",
+        config=cfg,
+        project="p",
+        place=Place("mixed"),
+    )
     other = remember(db, "Ana: Every Sunday.", config=cfg, project="q", place=Place("mixed"))
     found = _by_id(recall(db, QUESTION, scope=Scope.for_project("p"), config=cfg, limit=10))
     assert other.memory.id not in found
@@ -221,7 +227,7 @@ def test_a_chat_log_imports_in_order_and_bad_places_import_nothing(db):
     ).fetchall()
     assert [r[0] for r in rows] == list(range(6)) and rows[2][1] == CHAT[2]
     taken = [{"text": "Ana: later", "thread": "log-9", "position": 1, "project": "p"}]
-    with pytest.raises(ImportFailed, match="Line 1: position 1 of thread \"log-9\" already"):
+    with pytest.raises(ImportFailed, match='Line 1: position 1 of thread "log-9" already'):
         import_records(db, read_lines(_lines(taken), 100_000))
     twice = [
         {"text": "Ana: a", "thread": "log-10", "position": 0},
@@ -247,8 +253,18 @@ def test_cli_round_trip_remember_with_places_then_recall_explains(user_home):
     (user_home / "config.yaml").write_text(KEYWORD_ONLY)
     ids = []
     for position, text in enumerate(CHAT):
-        done = _cli(user_home, "remember", text, "-p", "p", "--thread", "chat-1",
-                    "--position", str(position), "--json")
+        done = _cli(
+            user_home,
+            "remember",
+            text,
+            "-p",
+            "p",
+            "--thread",
+            "chat-1",
+            "--position",
+            str(position),
+            "--json",
+        )
         assert done.returncode == 0, done.stderr
         record = json.loads(done.stdout)
         assert (record["thread"], record["position"]) == ("chat-1", position)
@@ -260,15 +276,14 @@ def test_cli_round_trip_remember_with_places_then_recall_explains(user_home):
     assert f"the turn before it, {ids[1]}" in shown.stdout
     bad = _cli(user_home, "remember", "Ana: hi", "--position", "3")
     assert bad.returncode == 1 and "A position needs a thread" in bad.stderr
-    clash = _cli(user_home, "remember", "Ana: other", "-p", "p", "--thread", "chat-1",
-                 "--position", "1")
+    clash = _cli(
+        user_home, "remember", "Ana: other", "-p", "p", "--thread", "chat-1", "--position", "1"
+    )
     assert clash.returncode == 1 and f"already holds memory {ids[1]}" in clash.stderr
 
 
 def test_cli_import_reads_threads_from_stdin():
-    log = "".join(
-        json.dumps({"text": text, "thread": "t", "project": "p"}) + "\n" for text in CHAT
-    )
+    log = "".join(json.dumps({"text": text, "thread": "t", "project": "p"}) + "\n" for text in CHAT)
     result = CliRunner().invoke(cli, ["import", "-", "--json"], input=log)
     assert result.exit_code == 0, result.output
     assert json.loads(result.output) == {"imported": 4, "skipped": 0}
@@ -298,3 +313,49 @@ def test_mcp_propose_takes_a_place_and_refuses_it_on_a_change(user_home, tmp_pat
     memory = get_memory(open_db(), made["memory_id"])
     assert (memory.extra["thread"], memory.extra["position"]) == ("chat-1", 2)
     assert change.is_error and "leave out thread" in change.content[0].text
+
+
+@pytest.mark.parametrize("limit", [1, 2, 3])
+def test_fetching_only_lending_turns_ranks_as_fetching_every_reply(
+    db, cfg, keyword_only, monkeypatch, limit
+):
+    """Only turns that can lend their reply a place among the ``limit`` best have it
+    fetched; exploration can put an untried memory first from up to EXPLORE_REACH (0.2)
+    below a band's best, not only a relevance band (0.1) below (review finding)."""
+    from memory_layer.retrieval import threads
+
+    chat = [
+        "Ana: I started a pottery class last month.",
+        "Ben: How often does Ana go to the pottery studio?",
+        "Three times a week, usually in the evening.",
+        "Ben: I should try that sometime.",
+    ]
+    ids = [remember(db, t, config=cfg, project="p", place=Place("chat-1")).memory.id for t in chat]
+    lead = remember(
+        db,
+        "Log of the club: how often Ana goes to the pottery studio these days",
+        config=cfg,
+        project="p",
+    ).memory.id
+    for n in range(20):
+        remember(db, f"Garden note {n}: water the tomatoes at dawn", config=cfg, project="p")
+    # The leader and the question turn were tried once each (1 of 2): the untried reply
+    # is the rival exploration may put first.
+    db.execute(
+        "UPDATE memories SET success_count=1, failure_count=1 WHERE id IN (?,?)", (lead, ids[1])
+    )
+    db.commit()
+
+    def top() -> list[str]:
+        found = recall(db, CHAT_QUESTION, scope=Scope.for_project("p"), config=cfg, limit=limit)
+        return [item.memory.id for item in found]
+
+    cut = top()
+    every = threads.add_successors
+    monkeypatch.setattr(
+        threads, "add_successors", lambda conn, mem, lenders: every(conn, mem, list(mem))
+    )
+    assert cut == top()
+
+
+CHAT_QUESTION = "How often does Ana go to the pottery studio?"

@@ -19,7 +19,7 @@ from memory_layer.models import Memory, check_category, utcnow
 from memory_layer.retrieval import threads
 from memory_layer.retrieval.answerable import Evidence, gather
 from memory_layer.retrieval.query import Query, QueryTerm, as_query, within_project
-from memory_layer.retrieval.scoring import Scored, blend, clamp, fuse, rank_in_bands
+from memory_layer.retrieval.scoring import EXPLORE_REACH, Scored, blend, clamp, fuse, rank_in_bands
 from memory_layer.storage import fts
 from memory_layer.storage.conn import Conn, db_path
 from memory_layer.storage.records import memories_by_rowid
@@ -451,10 +451,12 @@ def _score_candidates(
     share = float(settings.get("thread_share", 0.0))
     own = {r: sim for r, (sim, _) in found.items()}
     if share > 0:
-        # Only a turn that can lend a successor a place among the ``limit`` best (within
-        # a relevance band of the limit-th similarity) has its next turn fetched.
+        # Only a turn that can lend a successor a place among the ``limit`` best has its
+        # next turn fetched: within a relevance band of the limit-th similarity, or within
+        # exploration's reach of it (an untried reply may be put first from that far).
         best = sorted(own.values(), reverse=True)
-        bar = (best[limit - 1] if len(best) >= limit else 0.0) - float(settings["relevance_band"])
+        reach = max(float(settings["relevance_band"]), EXPLORE_REACH)
+        bar = (best[limit - 1] if len(best) >= limit else 0.0) - reach
         lenders = [r for r, sim in own.items() if share * sim >= bar]
         more = threads.add_successors(db, memories, lenders)
         if more and vectors is not None and vectors.index is not None:
