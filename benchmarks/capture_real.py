@@ -108,8 +108,22 @@ def check_hash(path: Path, spec: dict[str, Any]) -> None:
         )
 
 
-def capture(path: Path, home: Path) -> list[dict[str, Any]]:
-    """Store what the hooks would store for this transcript; return the records."""
+def load_minilm() -> Any:
+    """The engine's default embedder (MiniLM), or exit saying why it cannot load."""
+    from memory_layer.config import DEFAULTS
+    from memory_layer.embed import load_embedder
+
+    embedder, status = load_embedder(DEFAULTS)
+    if embedder is None:
+        raise SystemExit(f"MiniLM did not load ({status.reason}); run with --embedder none.")
+    return embedder
+
+
+def capture(path: Path, home: Path, embedder: Any = None) -> list[dict[str, Any]]:
+    """Store what the hooks would store for this transcript; return the records.
+
+    ``embedder``: what the warm engine has loaded (its vectors feed the learned capture
+    classifier and ``remember``'s duplicate check); None is a hook without the engine."""
     os.environ["MEMORY_LAYER_HOME"] = str(home)
     from memory_layer.capture.transcript import read_new_entries
     from memory_layer.config import load_config
@@ -122,7 +136,7 @@ def capture(path: Path, home: Path) -> list[dict[str, Any]]:
     # The one place a transcript becomes candidates (Stop/PreCompact/SessionEnd and
     # backfill); tools=True adds the fail->fix and command signals a live session gets
     # from PostToolUse.
-    candidates = transcript_candidates(entries, tools=True, cwd=cwd)
+    candidates = transcript_candidates(entries, tools=True, cwd=cwd, embedder=embedder)
     config = load_config()
     conn = open_db()
     try:
@@ -132,7 +146,7 @@ def capture(path: Path, home: Path) -> list[dict[str, Any]]:
             project=PROJECT,
             source="hook:Stop",
             config=config,
-            embedder=None,
+            embedder=embedder,
             now=utcnow(),
         )
         conn.row_factory = None
@@ -203,7 +217,11 @@ def gold_splits(gold: dict[str, Any] | None = None) -> list[str]:
 
 
 def run(
-    data: Path = DEFAULT_DATA, *, download: bool = False, only: str | None = None
+    data: Path = DEFAULT_DATA,
+    *,
+    download: bool = False,
+    only: str | None = None,
+    embedder: Any = None,
 ) -> dict[str, Any]:
     gold = json.loads(GOLD.read_text(encoding="utf-8"))
     results: list[Scored] = []
@@ -216,8 +234,9 @@ def run(
             raise SystemExit(f"{path} is missing: run with --fetch (or --data DIR).")
         check_hash(path, spec)
         with tempfile.TemporaryDirectory() as home:
-            (Path(home) / "config.yaml").write_text("embedding:\n  enabled: false\n")
-            records = capture(path, Path(home))
+            if embedder is None:
+                (Path(home) / "config.yaml").write_text("embedding:\n  enabled: false\n")
+            records = capture(path, Path(home), embedder)
         results.append(score(spec, records))
         strict.append(score(spec, records, strict=True))
     report: dict[str, Any] = {
@@ -258,8 +277,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--split", choices=splits, help="only these transcripts (tune while tuning)"
     )
+    parser.add_argument(
+        "--embedder",
+        choices=("minilm", "none"),
+        default="minilm",
+        help="minilm: as the warm engine captures (the learned classifier judges); "
+        "none: keyword-only, the rules alone",
+    )
     args = parser.parse_args(argv)
-    report = run(args.data, download=args.fetch, only=args.split)
+    embedder = load_minilm() if args.embedder == "minilm" else None
+    report = run(args.data, download=args.fetch, only=args.split, embedder=embedder)
     results: list[Scored] = report.pop("results")
     if args.json:
         print(json.dumps(report, indent=2))

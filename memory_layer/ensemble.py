@@ -149,6 +149,10 @@ class EnsembleEmbedder:
         # The engine's two threads may embed at once; the C engine and USE keep buffers.
         self._lock = threading.Lock()
 
+    def part(self, model_id: str) -> Any:
+        """The part model of this id (MiniLM, for the capture classifier), or None."""
+        return next((p for p in self._parts if getattr(p, "model_id", None) == model_id), None)
+
     def embed(self, texts: list[str]) -> np.ndarray:
         import numpy as np
 

@@ -153,6 +153,7 @@ _HOMES = {
     "signal_candidates": "memory_layer.capture.signals",
     "extract_from_entries": "memory_layer.capture.extract",
     "observe_tool_text": "memory_layer.capture.extract",
+    "capture_judge": "memory_layer.capture.learned:judge_for",
     "Entry": "memory_layer.capture.transcript",
     "read_new_entries": "memory_layer.capture.transcript",
     "clear_pending": "memory_layer.activity",

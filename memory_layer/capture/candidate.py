@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from memory_layer.errors import InvalidInput, UnknownCategory
 from memory_layer.models import CATEGORIES
 
-__all__ = ["CATEGORIES", "RELAYED", "TOOL_OUTPUT", "Candidate", "dedupe", "normalise"]
+__all__ = ["CATEGORIES", "RELAYED", "TOOL_OUTPUT", "Candidate", "Turn", "dedupe", "normalise"]
 
 # A candidate's ``origin`` when its words are not the speaker's own (capture.provenance
 # decides it). Defined here, not there: PostToolUse needs the name on every call, and
@@ -47,6 +47,17 @@ class Candidate:
             )
         if not 0.0 <= self.confidence <= 1.0:
             raise InvalidInput(f"Confidence must be between 0 and 1, got {self.confidence}.")
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One conversational line as the extractors read it: who speaks (a compaction
+    summary is the assistant's account), its prose sentences and the rules' proposals."""
+
+    role: str  # user | assistant | compact
+    uuid: str
+    sentences: tuple[str, ...]
+    proposed: tuple[Candidate, ...]
 
 
 # Letters of every script count: with ASCII letters only, two different Chinese sentences

@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 
 from memory_layer.capture.answers import user_words
-from memory_layer.capture.candidate import Candidate, dedupe
+from memory_layer.capture.candidate import Candidate, Turn, dedupe
 from memory_layer.capture.cjk import cjk_candidate
 from memory_layer.capture.classify import (
     ENVIRONMENT,
@@ -61,7 +61,18 @@ from memory_layer.capture.provenance import RELAYED, ToolText
 from memory_layer.capture.reversal import replaced_term
 from memory_layer.capture.transcript import Entry
 
-__all__ = ["extract", "extract_from_entries", "observe_tool_text", "prose_sentences"]
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from memory_layer.capture.learned import Judge
+
+__all__ = [
+    "Turn",
+    "extract",
+    "extract_from_entries",
+    "observe_tool_text",
+    "prose_sentences",
+    "turns",
+]
 
 
 # --- extractors -------------------------------------------------------------
@@ -260,7 +271,11 @@ def extract(text: str, role: str = "user", source: str = "") -> list[Candidate]:
     ``role`` is ``"user"`` or ``"assistant"``; instructions are only taken
     from the user.  Results are de-duplicated by normalised text.
     """
-    raw = prose_sentences(text)
+    return dedupe(_extract_sentences(prose_sentences(text), role, source))
+
+
+def _extract_sentences(raw: list[str], role: str, source: str) -> list[Candidate]:
+    """The rule extractors over one message's prose sentences (``prose_sentences``)."""
     sentences = [strip_filler(s) for s in raw]
     extractors = _extractors(role) + [_cjk(role)]
     if role == "assistant":
@@ -278,54 +293,90 @@ def extract(text: str, role: str = "user", source: str = "") -> list[Candidate]:
                 step += used
                 break
         i += step
-    return dedupe(found)
+    return found
 
 
 _COMMAND_TEXT = re.compile(r"^\s*(?:<command-|<local-command-|Caveat: |\[Request interrupted)")
 
 
-def extract_from_entries(
-    entries: Iterable[Entry], tools: ToolText | None = None
-) -> list[Candidate]:
-    """Run the extractors over a transcript's user prompts and assistant prose.
-
-    Skips subagent (sidechain) lines, whose "user" turns were written by the
-    main agent, Claude Code's own meta lines (hook notices, skill bodies),
-    slash-command echoes, tool results, summaries and system lines.  A
-    compaction summary is read as the assistant's account (it is the model's
-    summary, never the user's words).  An assistant candidate whose sentence
-    repeats what a tool returned earlier is marked ``relayed``: earlier in the batch,
-    or before it when ``tools`` carries the session's window (which this extends).
-    """
-    found: list[Candidate] = []
-    if tools is None:
-        tools = ToolText()
-    tool_names: dict[str, str] = {}  # tool_use id -> tool, to know whose result is whose
+def turns(entries: Iterable[Entry]) -> list[tuple[Entry, Turn | None]]:
+    """Every entry with what the rules propose from it (None: not prose: tool results,
+    sidechain and meta lines, system lines). Skips subagent (sidechain) lines, whose
+    "user" turns were written by the main agent, Claude Code's own meta lines (hook
+    notices, skill bodies), slash-command echoes, summaries and system lines."""
+    out: list[tuple[Entry, Turn | None]] = []
     for entry in entries:
-        if entry.is_sidechain or entry.is_meta or entry.type not in ("user", "assistant"):
-            continue
-        tool_names.update((use.id, use.name) for use in entry.tool_uses)
-        if entry.is_tool_result:
-            # A rejected call's reason and AskUserQuestion's answers are the user's
-            # words; the rest is tool output, even when stored as a bare string.
-            said = user_words(entry, tool_names)
-            _add_tool_text(tools, entry, skip=frozenset(said))
-            typed = [
-                c for texts in said.values() for t in texts for c in extract(t, "user", entry.uuid)
-            ]
-            found += _mark("user", typed, tools, check_relay=True)
+        if not _conversational(entry):
+            out.append((entry, None))
             continue
         role = "assistant" if entry.is_compact_summary else entry.role
-        if role not in ("user", "assistant"):
+        if entry.is_tool_result or role not in ("user", "assistant"):
+            out.append((entry, None))
             continue
+        sentences: list[str] = []
         proposed: list[Candidate] = []
         for text in entry.texts:
             if role == "user" and _COMMAND_TEXT.match(text):
                 continue
-            proposed += extract(text, role, entry.uuid)
+            raw = prose_sentences(text)
+            sentences += raw
+            proposed += dedupe(_extract_sentences(raw, role, entry.uuid))
         if role == "assistant":
             proposed += written_notes(entry.tool_uses, entry.uuid)
-        found += _mark(role, proposed, tools)
+        speaker = "compact" if entry.is_compact_summary else role
+        out.append((entry, Turn(speaker, entry.uuid, tuple(sentences), tuple(proposed))))
+    return out
+
+
+def _conversational(entry: Entry) -> bool:
+    return not (entry.is_sidechain or entry.is_meta) and entry.type in ("user", "assistant")
+
+
+def extract_from_entries(
+    entries: Iterable[Entry],
+    tools: ToolText | None = None,
+    judge: Judge | None = None,
+) -> list[Candidate]:
+    """Run the extractors over a transcript's user prompts and assistant prose.
+
+    Tool results are not read as prose (``turns``), except the user's own words Claude
+    Code stores in them (a rejected call's reason, AskUserQuestion's answers). A
+    compaction summary is read as the assistant's account (it is the model's summary,
+    never the user's words).  An assistant candidate whose sentence repeats what a tool
+    returned earlier is marked ``relayed``: earlier in the batch, or before it when
+    ``tools`` carries the session's window (which this extends). ``judge``
+    (``capture.learned``, where an embedder is loaded): the learned classifier drops weak
+    rule candidates and admits sentences the rules missed; without it, the rules alone
+    decide.
+    """
+    found: list[Candidate] = []
+    if tools is None:
+        tools = ToolText()
+    read = turns(entries)
+    judged = judge.review([t for _e, t in read if t is not None]) if judge else None
+    tool_names: dict[str, str] = {}  # tool_use id -> tool, to know whose result is whose
+    at = 0
+    for entry, turn in read:
+        if not _conversational(entry):
+            continue
+        tool_names.update((use.id, use.name) for use in entry.tool_uses)
+        if turn is None:
+            if entry.is_tool_result:
+                # A rejected call's reason and AskUserQuestion's answers are the user's
+                # words; the rest is tool output, even when stored as a bare string.
+                said = user_words(entry, tool_names)
+                _add_tool_text(tools, entry, skip=frozenset(said))
+                typed = [
+                    c
+                    for texts in said.values()
+                    for t in texts
+                    for c in extract(t, "user", entry.uuid)
+                ]
+                found += _mark("user", typed, tools, check_relay=True)
+            continue
+        proposed = list(turn.proposed) if judged is None else judged[at]
+        at += 1
+        found += _mark("user" if turn.role == "user" else "assistant", proposed, tools)
     return dedupe(found)
 
 

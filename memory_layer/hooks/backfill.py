@@ -149,7 +149,12 @@ def backfill_transcript(
     tool_text = api.transcript_tool_text(conn, str(path))
     found = confident(
         transcript_candidates(
-            entries, subagent=subagent, tools=True, cwd=cwd, tool_text=tool_text
+            entries,
+            subagent=subagent,
+            tools=True,
+            cwd=cwd,
+            tool_text=tool_text,
+            embedder=embedder,
         ),
         config,
     )

@@ -88,16 +88,21 @@ def transcript_candidates(
     tools: bool = False,
     cwd: str = "",
     tool_text: Any = None,
+    embedder: Any = None,
 ) -> list[Candidate]:
     """What capture proposes from transcript entries: the prose extractors, and with
     ``tools`` the tool-event signals too (fail -> fix, commands), which a live session
     gets from PostToolUse instead. The one place a transcript becomes candidates: the
     Stop/PreCompact/SessionEnd hooks and `memory-layer backfill` both come here.
     ``tool_text`` (``api.transcript_tool_text``): the tool text earlier batches of the
-    transcript showed, extended with this batch's."""
-    from memory_layer.api import extract_from_entries
+    transcript showed, extended with this batch's. ``embedder``: the loaded model, whose
+    vectors let the learned classifier (``capture.learned``) drop weak rule candidates and
+    admit sentences the rules miss; None (keyword-only, a hook without the engine) or a
+    model it was not trained for leaves the rules alone."""
+    from memory_layer.api import capture_judge, extract_from_entries
 
-    found = list(extract_from_entries(_own_entries(entries, subagent), tool_text))
+    judge = capture_judge(embedder) if embedder is not None else None
+    found = list(extract_from_entries(_own_entries(entries, subagent), tool_text, judge))
     if tools:
         from memory_layer.api import events_from_entries, signal_candidates
 
@@ -275,7 +280,9 @@ def extract_transcript(
     elif tool_text is not None:
         stored = store_candidates(
             conn,
-            transcript_candidates(entries, subagent=subagent, tool_text=tool_text),
+            transcript_candidates(
+                entries, subagent=subagent, tool_text=tool_text, embedder=embedder
+            ),
             project=project,
             source=source,
             config=config,
