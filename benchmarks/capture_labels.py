@@ -10,9 +10,11 @@ and every unit the classifier judges at run time becomes a row:
 * ``candidate``: a rule extractor's candidate text.
 
 A unit is positive when it states one of that transcript's gold lessons: it contains
-the lesson's verbatim ``quote`` (or most of its words), or at least 60% of the lesson's
-keywords (the benchmark's own matching rule, without the category). Every other unit
-is negative. Rows carry a reference (transcript, entry uuid, kind, role, a hash of the
+the lesson's verbatim ``quote`` (or most of its words), or the unit lies inside the
+quote (``by: quote``). A unit with at least 60% of a lesson's keywords (the benchmark's
+own matching rule, without the category) is marked ``by: keywords``: the benchmark
+would count it, but it may only mention the facts ("Now run `pnpm build`"), so the
+training script weighs these apart. Every other unit is negative. Rows carry a reference (transcript, entry uuid, kind, role, a hash of the
 full text) and the first 100 characters, not the transcripts themselves; the training
 script re-reads the cached transcripts and checks each row's hash.
 

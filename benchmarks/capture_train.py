@@ -16,7 +16,8 @@ are scored by a model trained without it, and the whole capture path
 included) is run on it for every (keep, admit) pair on a grid; the candidates are scored
 against its gold lessons with ``capture_real.score``. The pair chosen has the highest
 pooled recall among those with pooled precision of at least ``TARGET_PRECISION``
-(highest F1 if none has); L2 is chosen first, by the folds' log-loss.
+(else the highest F0.5: precision counts double); ties go to the pair that changes
+least. L2 and the external positives' weight are chosen first, by the folds' log-loss.
 
 Usage: ``.venv/bin/python benchmarks/capture_train.py [--write] [--json]``
 (``--write`` writes memory_layer/models/capture-classifier/model.json).
@@ -48,12 +49,20 @@ from capture_real import DEFAULT_DATA, GOLD, score, totals  # noqa: E402
 from memory_layer.capture import learned  # noqa: E402
 
 CACHE = Path("~/.cache/memory-layer/capture-train").expanduser()
-TARGET_PRECISION = 0.85  # a margin over the 0.8 the issue asks for: CV figures are optimistic
+TARGET_PRECISION = 0.8  # the issue's target
+# Without a point that reaches it, the best F-beta with beta 0.5: precision counts
+# double, because a wrong memory is injected into later sessions (capture/extract.py).
+BETA = 0.5
 # (vector, structure) penalties; 1e4 on the vector leaves the structure features alone.
 L2_GRID = ((3.0, 1.0), (30.0, 1.0), (1e4, 1.0))
 CATEGORY_L2 = 3.0
-KEEP_GRID = (0.0, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5)
-ADMIT_GRID = (0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 1.01)  # 1.01: admit nothing
+# Rule candidates score high (most are near a lesson), sentences low (3% state one):
+# both grids sit near the top. keep 0: drop nothing; admit 1.01: admit nothing.
+KEEP_GRID = (0.0, 0.5, 0.7, 0.8, 0.9, 0.95)
+ADMIT_GRID = (0.9, 0.95, 0.97, 0.98, 0.99, 1.01)
+# A unit that only has a lesson's keywords (capture_labels: ``by: keywords``) may merely
+# mention them; it is left out of training where the lesson's quote is known.
+KEYWORD_WEIGHT = 0.0
 NEWTON_STEPS = 30
 SOFTMAX_STEPS = 300
 
@@ -197,6 +206,10 @@ def fit_softmax(x: np.ndarray, labels: list[str], l2: float) -> tuple[list[str],
     return names, w.astype(np.float32), b.astype(np.float32)
 
 
+def unit_weights(units: list[Unit]) -> np.ndarray:
+    return np.array([KEYWORD_WEIGHT if u.by == "keywords" else 1.0 for u in units])
+
+
 @dataclass(frozen=True)
 class External:
     x: np.ndarray
@@ -208,7 +221,7 @@ def train(
     units: list[Unit], x: np.ndarray, l2: tuple[float, float], version: str, ext: External
 ) -> learned.Model:
     y = np.array([u.label for u in units], dtype=np.float64)
-    sample = np.ones(len(units))
+    sample = unit_weights(units)
     if ext.weight > 0:
         x_all = np.vstack([x, ext.x])
         y_all = np.concatenate([y, np.ones(len(ext.x))])
@@ -216,7 +229,7 @@ def train(
     else:
         x_all, y_all = x, y
     weights, bias = fit_logistic(x_all, y_all, l2, sample)
-    positive = [i for i, u in enumerate(units) if u.label]
+    positive = [i for i, u in enumerate(units) if u.label and sample[i] > 0]
     names, cw, cb = fit_softmax(
         np.vstack([x[positive], ext.x]),
         [units[i].category or "context" for i in positive] + ext.categories,
@@ -262,24 +275,26 @@ def choose_l2(
     """(L2, external weight) with the lowest leave-one-transcript-out balanced log-loss
     on the transcripts' own units."""
     y = np.array([u.label for u in units])
+    unit_w = unit_weights(units)
     losses: dict[tuple[tuple[float, float], float], float] = {}
     for l2, weight in [(a, b) for a in L2_GRID for b in EXTERNAL_WEIGHTS]:
         total = 0.0
         for name in names:
             out = np.array([u.transcript == name for u in units])
-            if not out.any() or not y[out].any():
+            scored = out & (unit_w > 0)
+            if not y[scored].any():
                 continue  # a fold without positives says nothing about the balance
             xs = np.vstack([x[~out], ext.x])
             ys = np.concatenate([y[~out], np.ones(len(ext.x))]).astype(np.float64)
-            ws = np.concatenate([np.ones(int((~out).sum())), np.full(len(ext.x), weight)])
+            ws = np.concatenate([unit_w[~out], np.full(len(ext.x), weight)])
             w, b = fit_logistic(xs, ys, l2, ws)
-            p = np.clip(1 / (1 + np.exp(-(x[out] @ w + b))), 1e-6, 1 - 1e-6)
-            yo = y[out]
+            p = np.clip(1 / (1 + np.exp(-(x[scored] @ w + b))), 1e-6, 1 - 1e-6)
+            yo = y[scored]
             # balanced log-loss, so the rare positives count as much as the negatives
             pos = yo == 1
             part = -np.log(p[pos]).mean() if pos.any() else 0.0
             neg = -np.log(1 - p[~pos]).mean() if (~pos).any() else 0.0
-            total += (part + neg) * out.sum()
+            total += (part + neg) * scored.sum()
         losses[(l2, weight)] = total / len(units)
     best = min(losses, key=losses.get)  # type: ignore[arg-type]
     return best, losses
@@ -294,12 +309,25 @@ def cv_runs(
     lookup: dict[str, np.ndarray], ext: External,
 ) -> dict[tuple[float, float], list[Any]]:
     """Per (keep, admit): each transcript captured with a model trained without it."""
+    from memory_layer.capture import extract
     from memory_layer.capture.transcript import read_new_entries
     from memory_layer.config import DEFAULTS
     from memory_layer.hooks.capture import confident, transcript_candidates
 
     embedder = CachedMiniLM(lookup)
     runs: dict[tuple[float, float], list[Any]] = {}
+    # The rules' reading of a transcript does not depend on the thresholds: read each
+    # once, not once per grid point.
+    plain_turns = extract.turns
+    memo: dict[int, Any] = {}
+
+    def turns_once(entries: Any) -> Any:
+        if id(entries) not in memo:
+            memo.clear()
+            memo[id(entries)] = plain_turns(entries)
+        return memo[id(entries)]
+
+    extract.turns = turns_once
     for spec in specs:
         name = spec["name"]
         keep_rows = [i for i, u in enumerate(units) if u.transcript != name]
@@ -325,6 +353,7 @@ def cv_runs(
                 runs.setdefault((keep, admit), []).append(
                     (score(spec, records), score(spec, records, strict=True))
                 )
+    extract.turns = plain_turns
     learned.use_model(None)
     learned._loaded.clear()
     return runs
@@ -335,7 +364,8 @@ def pick(runs: dict[tuple[float, float], list[Any]]) -> tuple[tuple[float, float
 
     def f1(t: dict) -> float:
         p, r = t["precision"], t["recall"]
-        return 2 * p * r / (p + r) if p + r else 0.0
+        b2 = BETA * BETA
+        return (1 + b2) * p * r / (b2 * p + r) if p + r else 0.0
 
     good = [k for k, t in table.items() if t["precision"] >= TARGET_PRECISION]
     if good:

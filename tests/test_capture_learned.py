@@ -129,10 +129,13 @@ def test_a_compaction_summary_is_judged_as_the_assistants_account_and_tool_outpu
 
 def test_scores_are_cached_and_a_batch_is_capped(monkeypatch: pytest.MonkeyPatch) -> None:
     embedder = CountingEmbedder()
-    judge = learned.judge_for(embedder, _model(embedder, admit=1.01))
     entries = [_assistant(f"{CHATTER} {LESSON}")]
+    idle = learned.judge_for(embedder, _model(embedder, keep=0.0, admit=1.01, version="idle"))
+    assert extract_from_entries(entries, judge=idle) == []
+    assert embedder.calls == []  # thresholds that cannot bite cost no embedding
+    judge = learned.judge_for(embedder, _model(embedder, admit=0.999))
     extract_from_entries(entries, judge=judge)
-    extract_from_entries(entries, judge=learned.judge_for(embedder, _model(embedder, admit=1.01)))
+    extract_from_entries(entries, judge=learned.judge_for(embedder, _model(embedder, admit=0.999)))
     assert embedder.calls == [2]  # the second Stop over the same turn embeds nothing
     monkeypatch.setattr(learned, "MAX_SENTENCES", 3)
     many = [_assistant(f"Sentence number {i} says something new here.", uuid=f"m{i}")

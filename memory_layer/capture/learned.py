@@ -232,8 +232,14 @@ class Judge:
 
     def review(self, turns: list[Turn]) -> list[list[Candidate]]:
         """Per turn: its rule candidates that the model keeps, then the sentences it
-        admits that no rule took."""
-        kept = self._keep(turns)
+        admits that no rule took. A threshold that can never bite (keep 0, admit above
+        1) costs no embedding."""
+        if self.model.keep > 0:
+            kept = self._keep(turns)
+        else:
+            kept = [list(t.proposed) for t in turns]
+        if self.model.admit > 1.0:
+            return kept
         claimed = {c.evidence for t in turns for c in t.proposed}
         pending: list[tuple[int, Sample, str]] = []  # (turn, sample, evidence)
         for ti, turn in enumerate(turns):
