@@ -30,6 +30,7 @@ import json
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
@@ -59,11 +60,17 @@ class FileResult:
         return [i for i in range(len(self.expected)) if i not in self.matched.values()]
 
 
+# The learned capture classifier (capture/learned.py) with the engine's MiniLM, or None:
+# the rules alone, as a hook without the engine captures.
+JUDGE: dict[str, Any] = {"judge": None}
+
+
 def capture(path: Path) -> list[Candidate]:
     """Everything capture proposes for one transcript, as the hooks would run it."""
     entries, _offset = read_new_entries(path, 0)
     cwd = next((e.cwd for e in entries if e.cwd), "")
-    return extract_from_entries(entries) + signal_candidates(events_from_entries(entries), cwd)
+    found = extract_from_entries(entries, judge=JUDGE["judge"])
+    return found + signal_candidates(events_from_entries(entries), cwd)
 
 
 def keyword_hits(candidate: Candidate, memory: dict) -> int:
@@ -122,7 +129,18 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("-v", "--verbose", action="store_true", help="list every candidate")
     parser.add_argument("--json", action="store_true", help="print the totals as JSON")
+    parser.add_argument(
+        "--judge",
+        action="store_true",
+        help="with the learned capture classifier on MiniLM, as the warm engine captures",
+    )
     args = parser.parse_args(argv)
+    if args.judge:
+        from capture_real import load_minilm
+
+        from memory_layer.capture.learned import judge_for
+
+        JUDGE["judge"] = judge_for(load_minilm())
     report = run()
     results: list[FileResult] = report.pop("results")
     if args.json:

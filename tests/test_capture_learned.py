@@ -227,3 +227,27 @@ def test_a_model_pinned_for_training_replaces_the_shipped_one() -> None:
     assert learned.load_model() is model
     learned.use_model(dataclasses.replace(model, admit=0.9))
     assert learned.load_model().admit == 0.9
+
+
+def test_the_real_minilm_and_shipped_model_keep_a_rule_and_drop_narration() -> None:
+    """Known texts through the real seam: the engine's MiniLM, the shipped model and its
+    thresholds (chosen by cross-validation, not here)."""
+    from memory_layer.config import DEFAULTS
+    from memory_layer.embed import load_embedder
+
+    minilm, status = load_embedder(DEFAULTS)
+    assert minilm is not None, status.reason
+    judge = learned.judge_for(minilm)
+    assert judge is not None
+    model = judge.model
+    rule = (
+        "Always run the migrations with `alembic upgrade head` before starting the API, "
+        "because the seed script expects the new columns."
+    )
+    narration = "Now I'll update the README."
+    (kept, _), (dropped, _) = judge.judge(
+        [learned.Sample(rule, "user", True), learned.Sample(narration, "assistant", True)]
+    )
+    assert kept >= model.keep > dropped
+    (chatter, _), = judge.judge([learned.Sample(CHATTER, "assistant", False, 0, 2)])
+    assert chatter < model.admit
