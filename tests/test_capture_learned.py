@@ -251,3 +251,14 @@ def test_the_real_minilm_and_shipped_model_keep_a_rule_and_drop_narration() -> N
     assert kept >= model.keep > dropped
     (chatter, _), = judge.judge([learned.Sample(CHATTER, "assistant", False, 0, 2)])
     assert chatter < model.admit
+
+
+def test_a_full_cache_never_loses_a_score_the_batch_needs(monkeypatch) -> None:
+    embedder = FakeEmbedder()
+    monkeypatch.setattr(learned, "CACHE_SIZE", 4)
+    judge = learned.Judge(_model(embedder), embedder.embed)
+    old = [learned.Sample(f"old sentence {i}", "user") for i in range(4)]
+    judge.judge(old)
+    batch = [*old[:2], *(learned.Sample(f"new sentence {i}", "user") for i in range(3))]
+    assert len(judge.judge(batch)) == 5  # two hits, three new: the hits are not evicted first
+    assert len(learned._SCORES) == 4

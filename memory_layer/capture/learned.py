@@ -218,17 +218,23 @@ class Judge:
         """(probability it states a lesson, predicted category) for each sample."""
         version = self.model.version
         keys = [_key(sample, version) for sample in samples]
-        todo = sorted({i for i, key in enumerate(keys) if key not in self._cache})
+        found = {key: self._cache[key] for key in keys if key in self._cache}
+        todo = sorted({i for i, key in enumerate(keys) if key not in found})
         if todo:
             vectors = self._embed([samples[i].text for i in todo])
             x = features(vectors, [samples[i] for i in todo])
             probabilities = self.model.probability(x)
             categories = self.model.category(x)
             for row, i in enumerate(todo):
-                self._cache[keys[i]] = (float(probabilities[row]), categories[row])
-                while len(self._cache) > CACHE_SIZE:
-                    self._cache.popitem(last=False)
-        return [self._cache[key] for key in keys]
+                found[keys[i]] = (float(probabilities[row]), categories[row])
+        # Stored after the batch is answered: evicting the oldest scores must not take
+        # one this very batch still needs.
+        for key, verdict in found.items():
+            self._cache[key] = verdict
+            self._cache.move_to_end(key)
+        while len(self._cache) > CACHE_SIZE:
+            self._cache.popitem(last=False)
+        return [found[key] for key in keys]
 
     def review(self, turns: list[Turn]) -> list[list[Candidate]]:
         """Per turn: its rule candidates that the model keeps, then the sentences it
