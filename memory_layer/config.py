@@ -117,6 +117,12 @@ DEFAULTS: dict[str, Any] = {
         # Capture from tool events and transcripts.
         "capture": True,
         "min_capture_confidence": 0.5,
+        # The learned capture classifier (capture/learned.py) where a transcript is read
+        # with the engine's model: off by default. On real transcripts it moved precision
+        # and recall within noise (all 38: 0.603/0.171 -> 0.636/0.183; the held-out ones
+        # 0.385 -> 0.312 and 0.286 -> 0.400 at the same recall) for +3.1 s of engine CPU
+        # per Stop at p50 on this 2-core machine: not worth it for every user yet.
+        "capture_classifier": False,
         "transcript_max_bytes": 8388608,  # per hook run; the rest is read next time
         # The same, when a hook does the work in its own process (no engine): Claude Code
         # waits for Stop, and 8 MB of transcript took ~8 s there.

@@ -84,6 +84,10 @@ LINES: dict[str, str] = {
     "hooks.item_chars": "Longer memories are cut to this many characters when injected.",
     "hooks.capture": "Learn from tool results, failures and transcripts without being asked.",
     "hooks.min_capture_confidence": "Captured candidates below this confidence are not stored.",
+    "hooks.capture_classifier": (
+        "Let the learned classifier judge transcript captures with the engine's model "
+        "(costs seconds of CPU per Stop; off by default)."
+    ),
     "hooks.transcript_max_bytes": "Bytes of transcript the engine reads per hook; the rest waits.",
     "hooks.in_process_transcript_max_bytes": (
         "The same, when a hook reads the transcript in its own process (no engine)."

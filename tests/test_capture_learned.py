@@ -178,8 +178,14 @@ def test_stop_through_the_engine_path_stores_an_admitted_sentence(db, cfg, tmp_p
     }
     path = tmp_path / "t.jsonl"
     path.write_text(json.dumps(line) + "\n")
-    common = dict(session_id="s1", project="p", source="hook:Stop", config=cfg, now=utcnow())
+    on = {**cfg, "hooks": {**cfg["hooks"], "capture_classifier": True}}
+    common = dict(session_id="s1", project="p", source="hook:Stop", config=on, now=utcnow())
     assert extract_transcript(db, str(path), embedder=None, main=True, **common) == []
+    db.execute("DELETE FROM transcript_offsets")
+    # Off by default (it embeds every sentence of a Stop batch): the rules alone.
+    off = {**common, "config": cfg}
+    assert not cfg["hooks"]["capture_classifier"]
+    assert extract_transcript(db, str(path), embedder=embedder, main=True, **off) == []
     db.execute("DELETE FROM transcript_offsets")
     (stored,) = extract_transcript(db, str(path), embedder=embedder, main=True, **common)
     row = db.execute("SELECT text, category, status FROM memories WHERE id = ?", (stored,))

@@ -128,7 +128,12 @@ def backfill_transcript(
 ) -> TranscriptRun | None:
     """Capture from what ``path`` holds past its bookmark; None when the project is not
     one of ``projects``. Each transcript is stored whole (one transaction) or not at all."""
-    from memory_layer.hooks.capture import confident, store_candidates, transcript_candidates
+    from memory_layer.hooks.capture import (
+        classifier_embedder,
+        confident,
+        store_candidates,
+        transcript_candidates,
+    )
     from memory_layer.hooks.events import SessionStarted
     from memory_layer.hooks.where import skip_reason
 
@@ -154,7 +159,7 @@ def backfill_transcript(
             tools=True,
             cwd=cwd,
             tool_text=tool_text,
-            embedder=embedder,
+            embedder=classifier_embedder(config, embedder),
         ),
         config,
     )

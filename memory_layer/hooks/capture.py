@@ -110,6 +110,13 @@ def transcript_candidates(
     return found
 
 
+def classifier_embedder(config: dict[str, Any], embedder: Any) -> Any:
+    """The embedder the learned classifier may use: None (the rules alone) unless
+    ``hooks.capture_classifier`` is on, since it embeds up to hundreds of sentences per
+    Stop."""
+    return embedder if config["hooks"].get("capture_classifier") else None
+
+
 def _own_entries(entries: list[Any], subagent: bool) -> list[Any]:
     if not subagent:
         return entries
@@ -281,7 +288,10 @@ def extract_transcript(
         stored = store_candidates(
             conn,
             transcript_candidates(
-                entries, subagent=subagent, tool_text=tool_text, embedder=embedder
+                entries,
+                subagent=subagent,
+                tool_text=tool_text,
+                embedder=classifier_embedder(config, embedder),
             ),
             project=project,
             source=source,
