@@ -155,6 +155,15 @@ def test_upgrade_from_m100_keeps_the_turns_and_keys_places_by_project(tmp_path, 
         )
     )
     assert "idx_memories_thread_place" in plan
+    successor = " ".join(
+        str(r[3]) for r in upgraded.execute(
+            "EXPLAIN QUERY PLAN WITH wanted(project, thread, position) AS (VALUES ('A', 'chat', "
+            "1)) SELECT memories.rowid FROM wanted JOIN memories ON coalesce(memories.project, "
+            "'') = wanted.project AND memories.thread = wanted.thread AND memories.position = "
+            "wanted.position"
+        )
+    )
+    assert "USING INDEX idx_memories_thread_place" in successor  # recall's next-turn join
 
 
 # --- Agents never learn what holds a place --------------------------------------------
