@@ -455,7 +455,9 @@ def _score_candidates(
         # next turn fetched: within a relevance band of the limit-th similarity, or within
         # exploration's reach of it (an untried reply may be put first from that far).
         best = sorted(own.values(), reverse=True)
-        reach = max(float(settings["relevance_band"]), EXPLORE_REACH)
+        band = float(settings["relevance_band"])
+        explores = float((config.get("outcomes") or {}).get("explore", 0.0)) > 0
+        reach = max(band, EXPLORE_REACH) if explores else band
         bar = (best[limit - 1] if len(best) >= limit else 0.0) - reach
         lenders = [r for r, sim in own.items() if share * sim >= bar]
         more = threads.add_successors(db, memories, lenders)
