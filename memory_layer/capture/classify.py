@@ -15,7 +15,7 @@ _RULE_VERBS = frozenset(
     configure convert copy create declare decode default delete depend deploy disable do
     document double downgrade download drop edit enable encode escape exclude explain export
     expose extract fall fetch filter follow force format gate generate go guard handle
-    hard-code hardcode ignore import include inline install keep label leave link lint load
+    hard-code hardcode ignore import include inline install invent keep label leave link lint load
     lock log make mention merge migrate mock modify move mutate name open parse pass persist
     pin prefer prefix print publish pull push put query quote raise read rebase refactor
     regenerate release rely remove rename reply reset respond restart retry return reuse

@@ -39,6 +39,7 @@ from memory_layer.capture.findings import (
     correction,
     diagnosis,
     gotcha,
+    harmless,
     labelled_finding,
 )
 from memory_layer.capture.guards import (
@@ -58,6 +59,7 @@ from memory_layer.capture.guards import (
 from memory_layer.capture.notes import written_notes
 from memory_layer.capture.prose import prose_sentences
 from memory_layer.capture.provenance import RELAYED, ToolText
+from memory_layer.capture.recipes import stated_command
 from memory_layer.capture.reversal import replaced_term
 from memory_layer.capture.transcript import Entry
 
@@ -108,6 +110,11 @@ _USE_NOT = re.compile(
     r"(?P<pa>[^,;]+?),?\s+(?:over|to|rather than|instead of)\s+(?P<pb>[^,;.]+)",
     re.IGNORECASE,
 )
+# A spec's emphatic rules: "Do NOT use SELFDESTRUCT anywhere (PolkaVM forbids it).", "DO
+# verify contract on Blockscout after deployment." (the user's hackathon brief in
+# yashpunmiya/Solsmile).  Case-sensitive on purpose: the capitals are what make it a rule;
+# a lower-case "don't push yet" in a prompt is usually a one-off request.
+_EMPHATIC = re.compile(r"^(?:(?:Do|DO) NOT|DON'?T|DO)\s+(?P<body>[a-z][\w-]*\b.+)")
 # "never do that again": the rule is in the previous turn, not in this sentence.
 _VAGUE = re.compile(r"^\w+\s+(?:it|that|this|them|those|so)\b", re.IGNORECASE)
 _PREFER = re.compile(
@@ -175,6 +182,18 @@ def _instruction(sentences: list[str], i: int) -> tuple[Candidate | None, int]:
             return None, 0
         extractor = "instruction." + m.group("kw").lower().split()[0].replace("'", "")
         return Candidate(text, instruction_category(text), 0.9, extractor, s), used
+    m = _EMPHATIC.match(s)
+    if (
+        m
+        and count_words(m.group("body")) >= MIN_BODY_WORDS
+        and is_rule_verb(first_word(m.group("body")))
+        and not _VAGUE.match(m.group("body"))
+    ):
+        text, used = with_reason(sentences, i, s)
+        text = finish(text)
+        if not text:
+            return None, 0
+        return Candidate(text, instruction_category(text), 0.85, "instruction.emphatic", s), used
     m = _PREFER.match(s)
     if m and count_words(m.group("body")) >= MIN_BODY_WORDS:
         text, used = with_reason(sentences, i, s)
@@ -251,7 +270,15 @@ def _decision(role: str) -> Extractor:
 def _extractors(role: str) -> list[Extractor]:
     if role == "user":
         return [_instruction, _decision("user"), diagnosis, gotcha, correction]
-    return [_decision("assistant"), diagnosis, gotcha, cause, change_report]
+    return [
+        _decision("assistant"),
+        diagnosis,
+        gotcha,
+        cause,
+        change_report,
+        harmless,
+        stated_command,
+    ]
 
 
 def _cjk(role: str) -> Extractor:

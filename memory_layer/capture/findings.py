@@ -212,7 +212,43 @@ def correction(sentences: list[str], i: int) -> tuple[Candidate | None, int]:
     if not text:
         return None, 0
     category = "convention" if is_rule_verb(first_word(s)) else "gotcha"
+    if _DEFERRED.search(s):
+        category = "decision"  # "… deferred (not implemented) because …": a choice made
     return Candidate(text, category, 0.6, "instruction.correction", s), 0
+
+
+# Something left out on purpose, with why: "Oracle staleness check deferred (not
+# implemented) because it requires on-chain RPC lookups …" (bastion-agentique/bastion).
+_DEFERRED = re.compile(
+    r"\b(?:deferred|postponed|left out|skipped|dropped|out of scope)\b.*\b(?:because|since)\b",
+    re.IGNORECASE,
+)
+
+
+# Noise the session established as harmless: "The `@react-native-async-storage` warnings
+# are harmless — they're from MetaMask SDK's optional dependency and don't affect the
+# build." (yashpunmiya/Solsmile). A later session must not chase them again.
+_HARMLESS = re.compile(
+    r"\b(?:warnings?|errors?|messages?|notices?|logs?)\b.{0,60}?\b(?:is|are)\s+"
+    r"(?:(?:all|just|only|completely)\s+)?(?:harmless|benign|expected and harmless|"
+    r"safe to ignore|(?:a )?false positives?)\b|\bcan (?:be )?safely (?:be )?ignored\b",
+    re.IGNORECASE,
+)
+
+
+def harmless(sentences: list[str], i: int) -> tuple[Candidate | None, int]:
+    s = sentences[i]
+    m = _HARMLESS.search(s)
+    # The noise must be named before it is called harmless: "That warning … is harmless
+    # here" says which one only to someone who saw it.
+    if not usable(s) or not m or not CONCRETE.search(s[: m.end()]):
+        return None, 0
+    if NARRATION.search(s.split("—")[0]) or count_words(s) < 6:
+        return None, 0
+    text = finish(s)
+    if not text:
+        return None, 0
+    return Candidate(text, "gotcha", 0.6, "finding.harmless", s), 0
 
 
 def labelled_finding(raw: list[str]) -> Extractor:

@@ -59,7 +59,8 @@ LEAD_IN = re.compile(
     r"(?P<label>(?:(?:one |a |another )?(?:detail|thing|point|gotcha) )?"
     r"(?:to keep in mind|to remember|worth (?:noting|flagging|knowing|remembering)"
     r"(?: before you \w+)?)|note|nb|ps|reminder|tip|rule|fyi|important|"
-    r"key (?:finding|point|takeaway|insight)|takeaway|lesson(?: learned)?|"
+    r"(?:key|important|notable) (?:point|takeaway|insight)|(?:(?:key|important|notable) )?finding|"
+    r"takeaway|lesson(?: learned)?|"
     r"found (?:a|the|one) (?:real |actual |subtle )?(?:bug|issue|problem|cause)|"
     r"(?:the )?(?:root cause|real cause|actual cause|fix|catch|trick|culprit))\s*:\s*"
     r"(?P<body>\S.*)",
