@@ -35,8 +35,7 @@ def test_an_emphatic_do_or_do_not_is_a_users_rule(said: str) -> None:
 
 def test_the_emphatic_rule_keeps_only_its_own_sentence() -> None:
     found = extract(
-        "Do NOT invent any Polkadot feature. Every feature used must be confirmed in docs "
-        "above.",
+        "Do NOT invent any Polkadot feature. Every feature used must be confirmed in docs above.",
         "user",
     )
     assert [c.text for c in found] == ["Do NOT invent any Polkadot feature."]
@@ -143,3 +142,52 @@ def test_a_command_stated_with_its_task_is_a_command_memory(said: str) -> None:
 )
 def test_steps_files_and_plans_are_not_stated_commands(said: str, role: str) -> None:
     assert ("command", "recipe.stated") not in kinds(said, role)
+
+
+# --- the user's design rules in Chinese (sigmarobotics/vlm-service) ---------------
+
+
+@pytest.mark.parametrize(
+    ("said", "expected"),
+    [
+        (
+            "應該說我們要限制之後案子，如果使用kachaka都要直接docker pip 引入kachaka sdk",
+            ("convention", "cjk.every_case"),
+        ),
+        ("另外，影片分析也是必要部分", ("decision", "cjk.design")),
+        ("影片提取也是需要的", ("decision", "cjk.design")),
+        ("所以重點是應該把V1 加上dict schema & structure uotput.", ("decision", "cjk.design")),
+        (
+            "這個切分會有問題，因為在每個場域需要判斷的條件會有不同",
+            ("decision", "cjk.design"),
+        ),
+        (
+            "這裡頭要注意一個點，isng analysis 是我們要用pydantic 給模型的，但token 是他們本來就會回的",
+            ("gotcha", "cjk.mind"),
+        ),
+    ],
+)
+def test_chinese_design_rules_of_the_user(said: str, expected: tuple[str, str]) -> None:
+    assert kinds(said, "user") == [expected]
+
+
+@pytest.mark.parametrize(
+    ("said", "role"),
+    [
+        # The same transcript's requests and questions.
+        ("接下來處理 AI Service Base 的提取，評估一下需要的工作", "user"),
+        ("給我看一下目前的Schema", "user"),
+        ("如果不使用pydantic，那圖片分析的作法不就更近似於V1?或許我們直接從V1提取比較簡單", "user"),
+        ("知識庫比較複雜，因為我們可能還會使用files API", "user"),  # hedged (可能)
+        ("這個切分會有問題嗎", "user"),  # a question, not a refusal
+        # The assistant's design notes are not the user's rules.
+        ("另外，影片分析也是必要部分", "assistant"),
+        ("這個切分會有問題，因為在每個場域需要判斷的條件會有不同", "assistant"),
+    ],
+)
+def test_chinese_requests_questions_and_the_assistant_are_not_design_rules(
+    said: str, role: str
+) -> None:
+    assert [
+        k for k in kinds(said, role) if k[1] in ("cjk.design", "cjk.every_case", "cjk.mind")
+    ] == []

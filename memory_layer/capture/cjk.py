@@ -58,6 +58,22 @@ _DECISION = re.compile(
     r"^(?:我们|我們|我)?(?:决定|決定|选择了|選擇了|选用|選用|采用|採用)"
     r"|ことにし(?:た|ました)|に決め(?:た|ました)"
 )
+# A rule scoped to every case: "如果使用kachaka都要直接docker pip 引入kachaka sdk" ("any
+# project that uses kachaka must pip-install its SDK", sigmarobotics/vlm-service).
+_EVERY_CASE = re.compile(
+    r"(?:如果|只要|凡是|所有|之後|之后|以後|以后).{0,40}?(?:都要|都必須|都必须|一律|都得|都需要)"
+)
+# The user fixing the design (sigmarobotics/vlm-service): a requirement ("另外，影片分析也是
+# 必要部分"), the point of it ("所以重點是應該把V1 加上dict schema"), an approach refused with
+# why ("這個切分會有問題，因為…").
+_REQUIRED = re.compile(
+    r"(?:也是|是|為|为)(?:必要|必需|必須|必须)(?:的|部分|功能)|也是(?:需要|必要)的\W*$"
+)
+_THE_POINT = re.compile(r"^(?:所以|因此)?(?:重點|重点|關鍵|关键)(?:是|在於|在于)(?:應該|应该|要)")
+_REFUSED = re.compile(r"(?:會有問題|会有问题|行不通|不可行|不適合|不适合|不合適|不合适)")
+# "這裡頭要注意一個點，isng analysis 是我們要用pydantic 給模型的，但token 是他們本來就會回的":
+# the user pointing out a constraint.
+_MIND = re.compile(r"^(?:這裡頭|这里头|這裡|这里|這邊|这边)?(?:要|需要)注意(?:一個點|一个点|一點|一点|的是)")
 _ROOT_CAUSE = re.compile(
     r"(?:根本原因|根因|真正的原因|问题在于|問題在於|原因是|原因在于|原因在於|"
     r"根本原因は|原因は|問題は).{4,}"
@@ -101,6 +117,16 @@ def cjk_candidate(sentence: str, role: str) -> tuple[str, str, float, str] | Non
             return text, "convention", 0.85, "cjk.instruction"
         if _PREFER.search(sentence):
             return text, "preference", 0.8, "cjk.prefer"
+        if _EVERY_CASE.search(sentence):
+            return text, "convention", 0.75, "cjk.every_case"
+        if _MIND.match(sentence):
+            return text, "gotcha", 0.7, "cjk.mind"
+        if (
+            _REQUIRED.search(sentence)
+            or _THE_POINT.match(sentence)
+            or (_REFUSED.search(sentence) and _REASON.search(sentence))
+        ):
+            return text, "decision", 0.7, "cjk.design"
     if _DECISION.search(sentence) and _REASON.search(sentence):
         return text, "decision", 0.75 if role == "user" else 0.65, "cjk.decision"
     if role != "assistant" or _PLAN.match(sentence):
