@@ -191,3 +191,104 @@ def test_chinese_requests_questions_and_the_assistant_are_not_design_rules(
     assert [
         k for k in kinds(said, role) if k[1] in ("cjk.design", "cjk.every_case", "cjk.mind")
     ] == []
+
+
+# --- lists the assistant titles as decisions --------------------------------------
+
+# AlexandreVassard/will-it-rain, the assistant's reply when the plan was ready.
+WILL_IT_RAIN_PLAN = """The plan is ready. Key decisions:
+
+- **Zero runtime dependencies** — uses Node 20 built-in `fetch`, no axios/node-fetch
+- **esbuild** for bundling to a single tiny JS file
+- **Vitest** for fast testing
+- **Two Discord messages**: one detailed embed (no ping), one simple verdict with `@everyone`
+- **README** will include full AWS setup (IAM roles, policies, EventBridge cron) instead of IaC files
+"""
+
+# ikihin/bhavana, the closing summary (abridged to its first items).
+BHAVANA_SUMMARY = """## Key Design Decisions
+
+- **0-decimal SPL tokens** — 1 token = 1 share, clean for UI display
+- **PDA as mint authority** — program controls minting, not any wallet
+
+## Next Steps
+
+1. Install Solana + Anchor (see `SETUP.md`)
+2. Run `anchor build` to compile
+"""
+
+
+def test_a_list_titled_key_decisions_is_one_decision_memory() -> None:
+    found = [c for c in extract_turn(WILL_IT_RAIN_PLAN) if c.extractor == "section.decisions"]
+    assert [(c.category, c.text) for c in found] == [
+        (
+            "decision",
+            "Key decisions: Zero runtime dependencies — uses Node 20 built-in `fetch`, no "
+            "axios/node-fetch; esbuild for bundling to a single tiny JS file; Vitest for fast "
+            "testing; Two Discord messages: one detailed embed (no ping), one simple verdict "
+            "with `@everyone`; README will include full AWS setup (IAM roles, policies, "
+            "EventBridge cron) instead of IaC files.",
+        )
+    ]
+
+
+def test_a_decisions_heading_stops_at_the_next_heading() -> None:
+    found = [c.text for c in extract_turn(BHAVANA_SUMMARY) if c.extractor == "section.decisions"]
+    assert found == [
+        "Key Design Decisions: 0-decimal SPL tokens — 1 token = 1 share, clean for UI "
+        "display; PDA as mint authority — program controls minting, not any wallet."
+    ]
+
+
+def test_a_long_decision_list_is_cut_into_chunks_under_its_title() -> None:
+    from memory_layer.capture.guards import MAX_CHARS
+    from memory_layer.capture.sections import decision_lists
+
+    # sigmarobotics/vlm-service, the compaction summary's list (first six of 14 items).
+    text = "**Key Design Decisions for vlm-service:**\n" + "\n".join(
+        [
+            "1. Package name: `vlm-service`, import as `vlm_service`",
+            "2. NOT kachaka-specific - generic VLM service",
+            "3. Extraction base: VP-V1 (simpler, already has video)",
+            "4. Schema approach: `response_json_schema` (dict), NOT `response_schema` (Pydantic)",
+            "5. Fixed core schema: only `is_ng` + `analysis` (sent to model)",
+            "6. Token tracking: from response metadata (NOT in schema)",
+        ]
+        * 2
+    )
+    found = decision_lists(text)
+    assert len(found) >= 2
+    assert all(c.text.startswith("Key Design Decisions for vlm-service: ") for c in found)
+    assert all(len(c.text) <= MAX_CHARS for c in found)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # A generic requirements section of a plan lists the task's inputs.
+        "## Requirements\n\n- Node 20\n- Docker\n",
+        # A title with one item, or a title with no list after it.
+        "Key decisions:\n\n- **esbuild** for bundling\n",
+        "Key decisions are in the plan below.\n\n- esbuild\n- Vitest\n",
+        # vlm-service: a bullet mentioning decisions is not a title.
+        "- It's a repeatable workflow with decision points\n- another item\n",
+    ],
+)
+def test_no_decision_list_without_a_title_and_items(text: str) -> None:
+    assert [c for c in extract_turn(text) if c.extractor == "section.decisions"] == []
+
+
+def test_the_users_pasted_decision_list_is_not_the_assistants_account() -> None:
+    assert [
+        c for c in extract_turn(WILL_IT_RAIN_PLAN, "user") if c.extractor == "section.decisions"
+    ] == []
+
+
+def extract_turn(text: str, role: str = "assistant") -> list:
+    from memory_layer.capture.extract import turns
+    from memory_layer.capture.transcript import Entry
+
+    entry = Entry(type=role, role=role, uuid="u1", texts=(text,))
+    ((_entry, turn),) = turns([entry])
+    assert turn is not None
+    return list(turn.proposed)

@@ -61,6 +61,7 @@ from memory_layer.capture.prose import prose_sentences
 from memory_layer.capture.provenance import RELAYED, ToolText
 from memory_layer.capture.recipes import stated_command
 from memory_layer.capture.reversal import replaced_term
+from memory_layer.capture.sections import decision_lists
 from memory_layer.capture.transcript import Entry
 
 TYPE_CHECKING = False
@@ -348,6 +349,8 @@ def turns(entries: Iterable[Entry]) -> list[tuple[Entry, Turn | None]]:
             raw = prose_sentences(text)
             sentences += raw
             proposed += dedupe(_extract_sentences(raw, role, entry.uuid))
+            if role == "assistant":
+                proposed += decision_lists(text, entry.uuid)
         if role == "assistant":
             proposed += written_notes(entry.tool_uses, entry.uuid)
         speaker = "compact" if entry.is_compact_summary else role
