@@ -33,7 +33,9 @@ The transcripts are not shipped (they belong to their authors). Put them in ``--
 ``--fetch`` downloads each from raw.githubusercontent.com at the recorded commit and
 checks its hash.
 
-Usage: ``.venv/bin/python benchmarks/capture_real.py [-v] [--json] [--fetch] [--data DIR]``
+Usage: ``.venv/bin/python benchmarks/capture_real.py [-v] [--json] [--fetch] [--data DIR]
+[--split S] [--embedder minilm|none] [--classifier]``. The default is what users get: the
+rules alone (the classifier is opt-in), with MiniLM loaded as the warm engine has it.
 """
 
 from __future__ import annotations
@@ -119,11 +121,15 @@ def load_minilm() -> Any:
     return embedder
 
 
-def capture(path: Path, home: Path, embedder: Any = None) -> list[dict[str, Any]]:
+def capture(
+    path: Path, home: Path, embedder: Any = None, *, classifier: bool = False
+) -> list[dict[str, Any]]:
     """Store what the hooks would store for this transcript; return the records.
 
-    ``embedder``: what the warm engine has loaded (its vectors feed the learned capture
-    classifier and ``remember``'s duplicate check); None is a hook without the engine."""
+    ``embedder``: what the warm engine has loaded (``remember``'s duplicate check uses its
+    vectors); None is a hook without the engine. ``classifier``: the learned capture
+    classifier judges too (``hooks.capture_classifier``, off by default, as in the
+    product: the engine passes it the embedder only when the setting is on)."""
     os.environ["MEMORY_LAYER_HOME"] = str(home)
     from memory_layer.capture.transcript import read_new_entries
     from memory_layer.config import load_config
@@ -136,7 +142,8 @@ def capture(path: Path, home: Path, embedder: Any = None) -> list[dict[str, Any]
     # The one place a transcript becomes candidates (Stop/PreCompact/SessionEnd and
     # backfill); tools=True adds the fail->fix and command signals a live session gets
     # from PostToolUse.
-    candidates = transcript_candidates(entries, tools=True, cwd=cwd, embedder=embedder)
+    judge_with = embedder if classifier else None
+    candidates = transcript_candidates(entries, tools=True, cwd=cwd, embedder=judge_with)
     config = load_config()
     conn = open_db()
     try:
@@ -222,6 +229,7 @@ def run(
     download: bool = False,
     only: str | None = None,
     embedder: Any = None,
+    classifier: bool = False,
 ) -> dict[str, Any]:
     gold = json.loads(GOLD.read_text(encoding="utf-8"))
     results: list[Scored] = []
@@ -236,7 +244,7 @@ def run(
         with tempfile.TemporaryDirectory() as home:
             if embedder is None:
                 (Path(home) / "config.yaml").write_text("embedding:\n  enabled: false\n")
-            records = capture(path, Path(home), embedder)
+            records = capture(path, Path(home), embedder, classifier=classifier)
         results.append(score(spec, records))
         strict.append(score(spec, records, strict=True))
     report: dict[str, Any] = {
@@ -281,12 +289,26 @@ def main(argv: list[str] | None = None) -> int:
         "--embedder",
         choices=("minilm", "none"),
         default="minilm",
-        help="minilm: as the warm engine captures (the learned classifier judges); "
-        "none: keyword-only, the rules alone",
+        help="minilm: as the warm engine stores (its vectors in remember's duplicate "
+        "check); none: keyword-only, a hook without the engine",
+    )
+    parser.add_argument(
+        "--classifier",
+        action="store_true",
+        help="the learned capture classifier judges too (hooks.capture_classifier, off by "
+        "default); needs --embedder minilm",
     )
     args = parser.parse_args(argv)
+    if args.classifier and args.embedder != "minilm":
+        parser.error("--classifier needs --embedder minilm (it judges MiniLM vectors)")
     embedder = load_minilm() if args.embedder == "minilm" else None
-    report = run(args.data, download=args.fetch, only=args.split, embedder=embedder)
+    report = run(
+        args.data,
+        download=args.fetch,
+        only=args.split,
+        embedder=embedder,
+        classifier=args.classifier,
+    )
     results: list[Scored] = report.pop("results")
     if args.json:
         print(json.dumps(report, indent=2))
