@@ -236,8 +236,13 @@ _HARMLESS = re.compile(
 )
 
 
+_HARMLESS_WORD = re.compile(r"harmless|benign|ignored|false positive", re.IGNORECASE)
+
+
 def harmless(sentences: list[str], i: int) -> tuple[Candidate | None, int]:
     s = sentences[i]
+    if not _HARMLESS_WORD.search(s):
+        return None, 0  # cheap test first: this runs on every assistant sentence
     m = _HARMLESS.search(s)
     # The noise must be named before it is called harmless: "That warning … is harmless
     # here" says which one only to someone who saw it.

@@ -39,6 +39,7 @@ _TITLE = re.compile(
     r"(?:\*\*)?\s*(?P<colon>[:：])?\s*(?:\*\*)?\s*$",
     re.IGNORECASE,
 )
+_ANY_TITLE = re.compile(_TITLE_WORDS, re.IGNORECASE)
 _ITEM = re.compile(r"^\s*(?:[-*+•]|\d{1,2}[.)])\s+(?P<body>\S.*)$")
 _MARKUP = re.compile(r"\*\*|__")
 _LAST_SENTENCE = re.compile(r"^.*(?:[.!?]\s+|[。！？])")
@@ -87,6 +88,8 @@ def _chunks(title: str, items: list[str]) -> list[str]:
 
 def decision_lists(text: str, source: str = "") -> list[Candidate]:
     """One decision candidate per chunk of every list ``text`` titles as decisions."""
+    if not _ANY_TITLE.search(text):
+        return []  # most replies have none: skip cleaning and the line scan
     lines = clean(text).splitlines()
     found: list[Candidate] = []
     for i, line in enumerate(lines):
