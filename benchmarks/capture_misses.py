@@ -113,9 +113,13 @@ def _quote_sentences(entry: Any, quote: str) -> list[str]:
     return out
 
 
-def cause(where: str, entry: Any, lesson: dict[str, Any], candidates: list[Any]) -> str:
+def cause(
+    where: str, entry: Any, lesson: dict[str, Any], candidates: list[Any], records: list[Any]
+) -> str:
     from memory_layer.capture.guards import strip_filler
 
+    if any(matches(r, lesson) for r in records):
+        return "its record counts for another lesson"  # one record, one lesson
     if any(matches(c, lesson) for c in candidates):
         return "candidate lost at store"
     if where in ("tool_output", "tool_input", "not located"):
@@ -145,6 +149,7 @@ def analyse(spec: dict[str, Any], data: Path) -> list[dict[str, Any]]:
     entries, _ = read_new_entries(path, 0)
     cwd = next((e.cwd for e in entries if e.cwd), "")
     candidates = transcript_candidates(entries, tools=True, cwd=cwd)
+    stored = [capture_real._Record(row) for row in records]
     rows = []
     for li in scored.missed:
         lesson = scored.lessons[li]
@@ -154,7 +159,7 @@ def analyse(spec: dict[str, Any], data: Path) -> list[dict[str, Any]]:
                 "transcript": spec["name"],
                 "language": spec["language"],
                 "where": where,
-                "why": cause(where, entry, lesson, candidates),
+                "why": cause(where, entry, lesson, candidates, stored),
                 "lesson": lesson["text"],
                 "quote": lesson["quote"],
             }
