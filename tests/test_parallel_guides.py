@@ -8,12 +8,13 @@ from __future__ import annotations
 import importlib.util
 import json
 import re
-import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+
+from tests.test_parallel_outside import _mirror
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "benchmarks" / "data" / "parallel_guides"
@@ -109,6 +110,7 @@ cargo test --no-default-features --features=full --verbose
 - 测试应该是独立且可重复的
 - 包含单元测试和集成测试
 """
+EASYTIER = "EasyTier/EasyTier"
 KEEP = ("Build Notes", "Development Workflow", "Running Tests", "Test Requirements")
 
 
@@ -124,24 +126,6 @@ def _load(name: str) -> ModuleType:
 @pytest.fixture
 def builder() -> ModuleType:
     return _load("build_parallel_guides")
-
-
-def _mirror(tmp_path: Path, files: dict[str, str]) -> tuple[Path, str]:
-    """A bare clone laid out as the fetch tool writes it: MIRRORS/owner+name/repo."""
-    work = tmp_path / "work"
-    work.mkdir()
-    for name, text in files.items():
-        (work / name).write_text(text, encoding="utf-8")
-    git = ["git", "-C", str(work), "-c", "user.name=t", "-c", "user.email=t@example.org"]
-    subprocess.run(["git", "init", "-q", str(work)], check=True)
-    subprocess.run([*git, "add", "."], check=True)
-    subprocess.run([*git, "commit", "-qm", "guides"], check=True)
-    commit = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True,
-                            check=True).stdout.strip()
-    mirrors = tmp_path / "mirrors"
-    subprocess.run(["git", "clone", "-q", "--bare", str(work),
-                    str(mirrors / "EasyTier+EasyTier" / "repo")], check=True)
-    return mirrors, commit
 
 
 def test_a_guide_is_cut_into_sections_of_notes(builder):
@@ -160,7 +144,7 @@ def test_a_guide_is_cut_into_sections_of_notes(builder):
 
 def test_guides_pair_note_by_note_checked_by_their_anchors(builder, tmp_path, monkeypatch):
     mirrors, commit = _mirror(tmp_path, {"CONTRIBUTING.md": EN_GUIDE,
-                                         "CONTRIBUTING_zh.md": ZH_GUIDE})
+                                         "CONTRIBUTING_zh.md": ZH_GUIDE}, EASYTIER)
     source = builder.Source("EasyTier/EasyTier", commit, "CONTRIBUTING_zh.md", "CONTRIBUTING.md",
                             "LGPL-3.0", keep=KEEP, drop_en=("Building the WASI core",))
     monkeypatch.setattr(builder, "SOURCES", (source,))
@@ -181,7 +165,7 @@ def test_guides_that_do_not_pair_are_skipped_or_refused(builder, tmp_path, monke
     shifted = ZH_GUIDE.replace("- 维护现有测试覆盖率\n", "")  # one note fewer: section skipped
     moved = ZH_GUIDE.replace("`.github/workflows/`", "`.github/actions/`")
     mirrors, commit = _mirror(tmp_path, {"en.md": EN_GUIDE, "shifted.md": shifted,
-                                         "moved.md": moved})
+                                         "moved.md": moved}, EASYTIER)
 
     def run(zh: str, **drops: tuple[str, ...]):
         monkeypatch.setattr(builder, "SOURCES", (builder.Source(

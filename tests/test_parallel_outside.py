@@ -79,7 +79,8 @@ def builder() -> ModuleType:
     return module
 
 
-def _mirror(tmp_path: Path, files: dict[str, str]) -> tuple[Path, str]:
+def _mirror(tmp_path: Path, files: dict[str, str],
+            repo: str = "acme/docs") -> tuple[Path, str]:
     """A bare clone laid out as the fetch tool writes it: MIRRORS/owner+name/repo."""
     work = tmp_path / "work"
     work.mkdir()
@@ -93,7 +94,7 @@ def _mirror(tmp_path: Path, files: dict[str, str]) -> tuple[Path, str]:
                             check=True).stdout.strip()
     mirrors = tmp_path / "mirrors"
     subprocess.run(["git", "clone", "-q", "--bare", str(work),
-                    str(mirrors / "acme+docs" / "repo")], check=True)
+                    str(mirrors / repo.replace("/", "+") / "repo")], check=True)
     return mirrors, commit
 
 
