@@ -6,8 +6,9 @@ its methods, and importing it loads ``inspect``), and the hook path defines seve
 measured, they added ~10 ms CPU to every hook process that answers without the
 engine. ``Frozen`` gives the same contract for the few that hook processes load:
 fields are the class's annotated names in order (base class first), a class
-attribute is the default, instances cannot be assigned to, and equality, hashing
-and ``repr`` go by the fields (minus ``_not_compared``).
+attribute is the default, instances cannot be assigned to, equality, hashing and
+``repr`` go by the fields (minus ``_not_compared``), ``__post_init__`` runs after
+``__init__`` as a dataclass's does, and ``replace`` is ``dataclasses.replace``.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from __future__ import annotations
 # typing costs ~3 ms to import and is needed here only by type checkers.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, ClassVar
+    from typing import Any, ClassVar, Self
 
 
 class Frozen:
@@ -52,6 +53,9 @@ class Frozen:
             object.__setattr__(self, key, value)
         if values:
             raise TypeError(f"{kind.__name__}() got unexpected arguments {sorted(values)}")
+        post = getattr(self, "__post_init__", None)
+        if post is not None:  # validation, as in a dataclass
+            post()
 
     def __setattr__(self, key: str, value: Any) -> None:
         raise AttributeError(f"{type(self).__name__} is frozen: cannot assign {key!r}")
@@ -76,3 +80,7 @@ class Frozen:
 
     def as_dict(self) -> dict[str, Any]:
         return {f: getattr(self, f) for f in self._fields}
+
+    def replace(self, **changes: Any) -> Self:
+        """A copy with ``changes`` applied (validated again, as ``dataclasses.replace``)."""
+        return type(self)(**{**self.as_dict(), **changes})

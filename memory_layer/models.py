@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 
 from memory_layer.errors import InvalidInput, UnknownCategory
+from memory_layer.frozen import Frozen
 
 # typing costs ~3 ms to import and is needed here only by type checkers (annotations
 # are strings at run time), so the hook path never imports it.
@@ -93,8 +93,9 @@ def now_stamp() -> str:
     return iso(utcnow())
 
 
-@dataclass(frozen=True)
-class Memory:
+# ``Frozen``, not a dataclass: every hook process imports this module (for ``iso`` and
+# the categories), and ``dataclasses`` with ``inspect`` costs it several milliseconds.
+class Memory(Frozen):
     id: str
     text: str
     category: str
@@ -112,16 +113,18 @@ class Memory:
     created_at: str
     updated_at: str
     embedding_model: str | None = None
-    rowid: int = field(default=0, compare=False, repr=False)
+    rowid: int = 0
     # Columns added by later migrations, kept so every layer sees the whole row.
-    extra: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    extra: dict[str, Any]
+    _not_compared = frozenset({"rowid", "extra"})
+    _factories = {"extra": dict}
 
     @property
     def scope(self) -> str:
         return "global" if self.project is None else "project"
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
+        data = self.as_dict()
         data.pop("rowid")
         extra = data.pop("extra")
         data["tags"] = list(self.tags)

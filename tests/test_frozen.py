@@ -42,3 +42,24 @@ def test_equality_hash_and_repr_go_by_the_compared_fields() -> None:
     assert Point(1) != Point(2) and Point(1) != Point3(1)
     assert repr(Point(1, 2)) == "Point(x=1, y=2, label='')"
     assert Point(1, 2).as_dict() == {"x": 1, "y": 2, "label": ""}
+
+
+class Checked(Frozen):
+    n: int
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        if self.n < 0:
+            raise ValueError("n must be >= 0")
+
+
+def test_post_init_validates_and_replace_copies_and_validates_again() -> None:
+    c = Checked(1, "a")
+    with pytest.raises(ValueError, match=">= 0"):
+        Checked(-1)
+    changed = c.replace(note="b")
+    assert changed == Checked(1, "b") and c.note == "a"
+    with pytest.raises(ValueError, match=">= 0"):
+        c.replace(n=-2)
+    with pytest.raises(TypeError, match="unexpected arguments"):
+        c.replace(other=1)

@@ -58,3 +58,22 @@ def test_post_tool_use_in_process_imports_nothing_heavy(tmp_path: Path) -> None:
     # detection's regexes and window (only where a transcript is read).
     assert "memory_layer.outcomes.lifecycle" not in second
     assert "memory_layer.capture.provenance" not in second
+
+
+def test_a_tool_call_with_nothing_to_capture_loads_no_dataclasses(tmp_path: Path) -> None:
+    """The common PostToolUse (a command already seen) without the engine: no
+    ``dataclasses`` (it loads ``inspect``, ~10 ms), no memories storage, and none of the
+    failure-reading or redaction patterns a green run never needs compiled."""
+    home = tmp_path / "home"
+    write_config(home, KEYWORD_ONLY)
+    project = make_project(tmp_path / "shop")
+    bash = {
+        "tool_name": "Bash",
+        "tool_input": {"command": "uv run pytest tests/test_api.py"},
+        "tool_response": {"stdout": "3 passed", "stderr": "", "interrupted": False},
+    }
+    loaded(home, project, "PostToolUse", bash)  # parses config.yaml once
+    again = loaded(home, project, "PostToolUse", bash)
+    assert not {"dataclasses", "inspect", "typing"} & again
+    assert "memory_layer.storage.records" not in again
+    assert "memory_layer.memories" not in again  # nothing new was captured

@@ -72,7 +72,7 @@ _HOMES = {
     "explain_error": "memory_layer.storage.db",
     "store_trouble": "memory_layer.storage.db",
     "is_locked": "memory_layer.storage.db",
-    "transaction": "memory_layer.storage.records",
+    "transaction": "memory_layer.storage.transaction",
     "brief_wait": "memory_layer.storage.db",
     # reading records
     "Filters": "memory_layer.listing",

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from memory_layer.errors import InvalidInput, UnknownCategory
+from memory_layer.frozen import Frozen
 from memory_layer.models import CATEGORIES
 
 __all__ = ["CATEGORIES", "RELAYED", "TOOL_OUTPUT", "Candidate", "Turn", "dedupe", "normalise"]
@@ -17,8 +17,7 @@ TOOL_OUTPUT = "tool_output"
 RELAYED = "relayed"
 
 
-@dataclass(frozen=True)
-class Candidate:
+class Candidate(Frozen):
     """A memory proposed by one extractor.
 
     ``confidence`` is the extractor's own estimate that a careful human would
@@ -49,8 +48,7 @@ class Candidate:
             raise InvalidInput(f"Confidence must be between 0 and 1, got {self.confidence}.")
 
 
-@dataclass(frozen=True)
-class Turn:
+class Turn(Frozen):
     """One conversational line as the extractors read it: who speaks (a compaction
     summary is the assistant's account), its prose sentences and the rules' proposals."""
 

@@ -14,14 +14,16 @@ import re
 import shlex
 from collections.abc import Sequence
 
+from memory_layer.lazyre import LazyPattern
+
 __all__ = ["command_key", "command_kind", "is_trivial", "normalise_command", "similar"]
 
-_CD_PREFIX = re.compile(
+_CD_PREFIX = LazyPattern(
     r"^\s*(?:(?:cd|pushd|source|\.)\s+(?:\"[^\"]*\"|'[^']*'|\S+)|export\s+\w+=\S*|"
     r"nvm\s+use(?:\s+\S+)?|(?:conda|mamba)\s+activate\s+\S+)\s*(?:&&|;)\s*"
 )
-_WRAPPER_PREFIX = re.compile(r"^\s*(?:time|timeout\s+(?:-\S+\s+)*\d+[smh]?)\s+")
-_TRAILING = re.compile(
+_WRAPPER_PREFIX = LazyPattern(r"^\s*(?:time|timeout\s+(?:-\S+\s+)*\d+[smh]?)\s+")
+_TRAILING = LazyPattern(
     r"\s*(?:\d?>&\d|\d?>\s*/dev/null|\|\s*(?:tail|head|less|more|cat|grep|tee)\b[^|;&]*|"
     r";\s*echo\b[^|;&]*|&&\s*echo\b[^|;&]*|\|\|\s*(?:true|echo\b[^|;&]*)|\s+&)\s*$"
 )
@@ -229,11 +231,11 @@ _KIND_BY_KEY = {
     "cmake --build": "build",
 }
 _SCRIPT_KINDS = [
-    ("typecheck", re.compile(r"type-?check|tsc|types|mypy|pyright")),
-    ("test", re.compile(r"^(?:test|check)\b|test|spec|e2e")),
-    ("lint", re.compile(r"lint")),
-    ("format", re.compile(r"fmt|format|prettier")),
-    ("build", re.compile(r"^(?:build|compile|all|dist|bundle|package|assemble)\b")),
+    ("typecheck", LazyPattern(r"type-?check|tsc|types|mypy|pyright")),
+    ("test", LazyPattern(r"^(?:test|check)\b|test|spec|e2e")),
+    ("lint", LazyPattern(r"lint")),
+    ("format", LazyPattern(r"fmt|format|prettier")),
+    ("build", LazyPattern(r"^(?:build|compile|all|dist|bundle|package|assemble)\b")),
 ]
 
 

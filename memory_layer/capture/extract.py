@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import replace
 
 from memory_layer.capture.answers import user_words
 from memory_layer.capture.candidate import Candidate, Turn, dedupe
@@ -316,7 +315,7 @@ def _extract_sentences(raw: list[str], role: str, source: str) -> list[Candidate
             cand, used = run(sentences, i)
             if cand is not None:
                 if source:
-                    cand = replace(cand, source=source)
+                    cand = cand.replace(source=source)
                 found.append(cand)
                 step += used
                 break
@@ -420,9 +419,9 @@ def _mark(
     marked: list[Candidate] = []
     for cand in proposed:
         if (role == "assistant" or check_relay) and tools.relays(cand.evidence or cand.text):
-            cand = replace(cand, origin=RELAYED)
+            cand = cand.replace(origin=RELAYED)
         elif role == "user" and cand.category in _RULE_CATEGORIES:
-            cand = replace(cand, replaces=replaced_term(cand.text))
+            cand = cand.replace(replaces=replaced_term(cand.text))
         marked.append(cand)
     return marked
 

@@ -20,9 +20,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from memory_layer.lazyre import LazyPattern
+
 __all__ = ["clean", "redact", "strip_private"]
 
-_PRIVATE_TAG = re.compile(r"<(/?)private\b[^>]*>", re.IGNORECASE)
+_PRIVATE_TAG = LazyPattern(r"<(/?)private\b[^>]*>", re.IGNORECASE)
 
 
 def strip_private(text: str) -> str:
@@ -111,13 +113,13 @@ def _is_secret_env_name(name: str) -> bool:
 
 
 # Values that are references to a secret, not the secret itself.
-_REFERENCE_VALUE = re.compile(
+_REFERENCE_VALUE = LazyPattern(
     r"^(?:\$\{?[A-Za-z_]|\{\{|<[^>]*>$|%\(|\*{3,}$|x{3,}$|\[REDACTED|"
     r"ENC\[|!vault|(?:none|null|true|false|undefined)$)",
     re.IGNORECASE,
 )
 # Type annotations and expressions that follow ``name:`` in code, not YAML values.
-_CODE_LIKE_VALUE = re.compile(
+_CODE_LIKE_VALUE = LazyPattern(
     r"^(?:str|bytes|int|bool|float|string|number|boolean|any|None|Optional\b|"
     r"SecretStr|Secret\b|typing\.|list\[|dict\[)|[()=;,{]|\s\|\s|->",
 )
@@ -172,10 +174,10 @@ def _is_secret_param(name: str) -> bool:
 
 # Every secret parameter name holds one of these: a cheap test that spares ordinary
 # parameters (?page=2&limit=50, many per log line) the name-splitting below.
-_SECRETISH = re.compile(r"key|sig|tok|secret|pass|pwd|auth|cred|hmac", re.IGNORECASE)
+_SECRETISH = LazyPattern(r"key|sig|tok|secret|pass|pwd|auth|cred|hmac", re.IGNORECASE)
 
 
-_URL_PARAM = re.compile(r"[?&#;](?P<name>[A-Za-z][\w.\-]{0,60})=(?P<val>[^&#\s\"'<>\\`]+)")
+_URL_PARAM = LazyPattern(r"[?&#;](?P<name>[A-Za-z][\w.\-]{0,60})=(?P<val>[^&#\s\"'<>\\`]+)")
 
 
 def _url_param_repl(m: re.Match[str]) -> str:
@@ -212,103 +214,147 @@ def _yaml_repl(m: re.Match[str]) -> str:
     return _replace_group(m, "val", "yaml")
 
 
-_RULES: list[tuple[re.Pattern[str], _Replacer]] = [
+# Each rule: (pattern, replacement, needs).  ``needs`` are literal substrings of which a
+# text must hold at least one for the pattern to match at all (empty: always run).
+# Most texts hold none of the token prefixes, so the rule is skipped without a scan,
+# and its pattern is never compiled in a process that never sees one (a hook process
+# pays for every pattern it compiles, on every tool call).  A need must be implied by
+# the pattern: case-insensitive patterns only need characters that case cannot change.
+_ANY_ASSIGNMENT = (":", "=")
+_RULES: list[tuple[LazyPattern, _Replacer, tuple[str, ...]]] = [
     # PEM private keys, also inside JSON strings with literal "\n" escapes
     # (GCP service-account files).  An unterminated block is cut to its end.
     (
-        re.compile(
+        LazyPattern(
             r"-----BEGIN ([A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?)-----"
             r"(?:.*?-----END \1-----|[A-Za-z0-9+/=\s\\]*)",
             re.DOTALL,
         ),
         _whole("private_key"),
+        ("-----BEGIN ",),
     ),
     # Credentials in URLs: keep scheme, user and host.
     (
-        re.compile(r"://[^:/\s@\"']+:(?P<val>[^@\s/\"']+)(?=@)"),
+        LazyPattern(r"://[^:/\s@\"']+:(?P<val>[^@\s/\"']+)(?=@)"),
         _sub_group("val", "url_password"),
+        ("://",),
     ),
     # Authorization headers.
     (
-        re.compile(
+        LazyPattern(
             r"(?i:authorization)[\"']?\s*[:=]\s*[\"']?(?i:bearer|basic|token|bot)\s+"
             r"(?P<val>[A-Za-z0-9._~+/\-]{8,}=*)"
         ),
         _sub_group("val", "authorization"),
+        _ANY_ASSIGNMENT,
     ),
     # Prefixed tokens.  The patterns start with their literal prefix (no
     # leading \b, which would make the regex engine try every position) and
     # the word boundary is checked by _token instead: ~50x faster on big text.
-    (re.compile(r"sk-ant-[A-Za-z0-9_\-]{20,}"), _token("anthropic_key")),
-    (re.compile(r"sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}"), _token("openai_key")),
-    (re.compile(r"sk_(?:live|test)_[A-Za-z0-9]{16,}\b"), _token("stripe_key")),
-    (re.compile(r"rk_(?:live|test)_[A-Za-z0-9]{16,}\b"), _token("stripe_key")),
-    (re.compile(r"whsec_[A-Za-z0-9]{24,}\b"), _token("stripe_key")),
-    (re.compile(r"gh[pousr]_[A-Za-z0-9]{36,255}\b"), _token("github_token")),
-    (re.compile(r"github_pat_[A-Za-z0-9_]{22,255}\b"), _token("github_token")),
-    (re.compile(r"glpat-[A-Za-z0-9_\-]{20,}"), _token("gitlab_token")),
+    (LazyPattern(r"sk-ant-[A-Za-z0-9_\-]{20,}"), _token("anthropic_key"), ("sk-ant-",)),
     (
-        re.compile(r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_\-]+"),
-        _whole("slack_webhook"),
+        LazyPattern(r"sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}"),
+        _token("openai_key"),
+        ("sk-",),
     ),
-    (re.compile(r"xox[abposer]-[A-Za-z0-9\-]{10,}"), _token("slack_token")),
-    (re.compile(r"xapp-\d-[A-Za-z0-9\-]{10,}"), _token("slack_token")),
-    (re.compile(r"A(?:KIA|SIA|BIA|CCA|3T[A-Z0-9])[A-Z0-9]{16}\b"), _token("aws_access_key")),
+    (LazyPattern(r"sk_(?:live|test)_[A-Za-z0-9]{16,}\b"), _token("stripe_key"), ("sk_",)),
+    (LazyPattern(r"rk_(?:live|test)_[A-Za-z0-9]{16,}\b"), _token("stripe_key"), ("rk_",)),
+    (LazyPattern(r"whsec_[A-Za-z0-9]{24,}\b"), _token("stripe_key"), ("whsec_",)),
+    (
+        LazyPattern(r"gh[pousr]_[A-Za-z0-9]{36,255}\b"),
+        _token("github_token"),
+        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
+    ),
+    (
+        LazyPattern(r"github_pat_[A-Za-z0-9_]{22,255}\b"),
+        _token("github_token"),
+        ("github_pat_",),
+    ),
+    (LazyPattern(r"glpat-[A-Za-z0-9_\-]{20,}"), _token("gitlab_token"), ("glpat-",)),
+    (
+        LazyPattern(
+            r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_\-]+"
+        ),
+        _whole("slack_webhook"),
+        ("https://hooks.slack.com/",),
+    ),
+    (LazyPattern(r"xox[abposer]-[A-Za-z0-9\-]{10,}"), _token("slack_token"), ("xox",)),
+    (LazyPattern(r"xapp-\d-[A-Za-z0-9\-]{10,}"), _token("slack_token"), ("xapp-",)),
+    (
+        LazyPattern(r"A(?:KIA|SIA|BIA|CCA|3T[A-Z0-9])[A-Z0-9]{16}\b"),
+        _token("aws_access_key"),
+        ("AKIA", "ASIA", "ABIA", "ACCA", "A3T"),
+    ),
     # AWS secret keys have no prefix: only recognised next to their name.
     (
-        re.compile(
+        LazyPattern(
             r"(?i:aws_?secret(?:_access)?_?key)[\"']?\s*[:=]\s*[\"']?"
             r"(?P<val>[A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])"
         ),
         _sub_group("val", "aws_secret_key"),
+        _ANY_ASSIGNMENT,
     ),
-    (re.compile(r"AIza[0-9A-Za-z_\-]{35}(?![0-9A-Za-z_\-])"), _token("gcp_api_key")),
+    (
+        LazyPattern(r"AIza[0-9A-Za-z_\-]{35}(?![0-9A-Za-z_\-])"),
+        _token("gcp_api_key"),
+        ("AIza",),
+    ),
     # Azure storage / service bus connection strings and SAS signatures.
     (
-        re.compile(
+        LazyPattern(
             r"(?:AccountKey|SharedAccessKey|SharedAccessSignature)="
             r"(?P<val>[^;\"'\s]{16,})"
         ),
         _sub_group("val", "azure_key"),
+        ("AccountKey=", "SharedAccessKey=", "SharedAccessSignature="),
     ),
-    (re.compile(r"[?&]sig=(?P<val>[A-Za-z0-9%+/=]{20,})"), _sub_group("val", "azure_sas")),
     (
-        re.compile(r"eyJ[A-Za-z0-9_\-]{5,}\.eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]{10,}"),
+        LazyPattern(r"[?&]sig=(?P<val>[A-Za-z0-9%+/=]{20,})"),
+        _sub_group("val", "azure_sas"),
+        ("sig=",),
+    ),
+    (
+        LazyPattern(r"eyJ[A-Za-z0-9_\-]{5,}\.eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]{10,}"),
         _token("jwt"),
+        ("eyJ",),
     ),
     # A bare bearer token outside an Authorization header (curl examples, logs).
     (
-        re.compile(r"Bearer\s+(?P<val>[A-Za-z0-9._~+/\-]{20,}=*)"),
+        LazyPattern(r"Bearer\s+(?P<val>[A-Za-z0-9._~+/\-]{20,}=*)"),
         _sub_group("val", "authorization"),
+        ("Bearer",),
     ),
     # Secret-named URL query parameters: ``?api-key=…``, ``&token=…``, ``#access_token=…``.
     # Before the .env rule, which would otherwise take ``?API_KEY=…`` as an assignment.
-    (_URL_PARAM, _url_param_repl),
+    (_URL_PARAM, _url_param_repl, ("=",)),
     # .env / shell assignments: UPPER_CASE name, no spaces around "=".
     (
-        re.compile(
+        LazyPattern(
             r"(?<![\w$.\-/])(?:export\s+)?(?P<name>[A-Z][A-Z0-9_]*)="
             r"(?:\"(?P<dq>[^\"\n]*)\"|'(?P<sq>[^'\n]*)'|(?P<bare>[^\s\"'#;&|]+))"
         ),
         _env_repl,
+        ("=",),
     ),
     # JSON / dict / keyword literals: "password": "…", password="…".
     (
-        re.compile(
+        LazyPattern(
             r"(?<![\w\-])(?P<q1>[\"']?)(?P<name>[A-Za-z_][\w\-]*)(?P=q1)\s*[:=]\s*"
             r"(?P<q>[\"'])(?P<val>[^\"'\n]{1,500})(?P=q)"
         ),
         lambda m: _literal_repl("json" if m.group("q1") else "assignment")(m),
+        _ANY_ASSIGNMENT,
     ),
     # YAML / .ini style: "password: hunter2" on its own line.  Only a single
     # token counts as a value, so prose such as "Token: see the dashboard" stays.
     (
-        re.compile(
+        LazyPattern(
             r"^(?P<indent>[ \t]*(?:-[ \t]+)?)(?P<name>[A-Za-z_][\w\-]*)[ \t]*[:=][ \t]*"
             r"(?P<val>[^\s#]+)[ \t]*$",
             re.MULTILINE,
         ),
         _yaml_repl,
+        _ANY_ASSIGNMENT,
     ),
 ]
 
@@ -318,9 +364,9 @@ def redact(text: str) -> str:
 
     Idempotent: redacting already-redacted text changes nothing.
     """
-    for pattern, repl in _RULES:
-        if pattern is _URL_PARAM and "=" not in text:
-            continue  # most texts have no "=": spare them a scan for "?", "&", "#", ";"
+    for pattern, repl, needs in _RULES:
+        if needs and not any(need in text for need in needs):
+            continue
         text = pattern.sub(repl, text)
     return text
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass
 
 from memory_layer.capture.candidate import TOOL_OUTPUT, Candidate, dedupe
 from memory_layer.capture.commands import (
@@ -29,6 +28,8 @@ from memory_layer.capture.commands import (
     similar,
 )
 from memory_layer.capture.privacy import clean
+from memory_layer.frozen import Frozen
+from memory_layer.lazyre import LazyPattern
 
 TYPE_CHECKING = False  # no typing import at run time (~3 ms on the hook path)
 if TYPE_CHECKING:  # annotations only: the PostToolUse hook never reads a transcript
@@ -53,8 +54,7 @@ WINDOW = 40
 MAX_SNIPPET = 2_000
 
 
-@dataclass(frozen=True)
-class ToolEvent:
+class ToolEvent(Frozen):
     """One tool call, reduced to what the signals need.
 
     ``ok`` is False for a failed call (PostToolUseFailure, ``is_error``
@@ -72,7 +72,7 @@ class ToolEvent:
     ts: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return self.as_dict()
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ToolEvent:
@@ -194,10 +194,10 @@ def events_from_entries(entries: Iterable[Entry]) -> list[ToolEvent]:
 
 # --- error lines ------------------------------------------------------------
 
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07|\[[0-9;]{1,8}m")
+_ANSI = LazyPattern(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07|\[[0-9;]{1,8}m")
 # A line that says the command itself failed, whatever the exit status says.  Anchored
 # at the line start: an output that merely mentions "error" in a sentence is no failure.
-_FAILED_OUTPUT = re.compile(
+_FAILED_OUTPUT = LazyPattern(
     r"^\s*(?:error(?:\[E?\d+\])?:\s|fatal:\s|npm (?:ERR!|error)\s|Traceback \(most recent|"
     r"[A-Z][A-Za-z]*(?:Error|Exception):\s|panic:\s|FAILED\b|FAIL\s+\S|"
     r"ERROR[:\s]|E\s{2,}\S|Could not (?:locate|find|resolve|open|load)\b|"
@@ -228,7 +228,7 @@ def output_failure(command: str, output: str) -> bool:
     return bool(_FAILED_OUTPUT.search(_ANSI.sub("", output)))
 
 
-_NOISE_LINE = re.compile(
+_NOISE_LINE = LazyPattern(
     r"^\s*(?:exit code \d+|traceback \(most recent call last\)|file \"|during handling|"
     r"the above exception|npm err! (?:a complete log|code|errno|path|syscall|command failed)|"
     r"[=\-_*~#^ ]+$|for more information|short test summary info|\d+ (?:failed|error)|"
@@ -236,17 +236,17 @@ _NOISE_LINE = re.compile(
     r"error: could not compile|error: script|npm err! test failed|.*returned non-zero exit)",
     re.IGNORECASE,
 )
-_STRONG = re.compile(
+_STRONG = LazyPattern(
     r"^(?:E\s+|npm ERR!\s+)?(?:[A-Za-z_][\w.]*(?:Error|Exception|Failure):"
     r"|error(?:\[E?\d+\])?:|fatal:|FAILED\s.+\s-\s|ERROR:|Error:|panic:|thread .+ panicked|"
     r"\S+:\d+(?::\d+)?:\s*(?:fatal )?error)",
 )
-_WEAK = re.compile(
+_WEAK = LazyPattern(
     r"\b(?:error|cannot|can'?t|could not|not found|no such file|permission denied|denied|"
     r"undefined|unresolved|missing|refused|timed out|invalid|failed)\b",
     re.IGNORECASE,
 )
-_LINE_PREFIX = re.compile(r"^(?:E\s{2,}|npm ERR!\s+|>\s+)")
+_LINE_PREFIX = LazyPattern(r"^(?:E\s{2,}|npm ERR!\s+|>\s+)")
 
 
 def error_line(text: str) -> str:
@@ -272,7 +272,7 @@ def error_line(text: str) -> str:
 # --- candidates -------------------------------------------------------------
 
 # Files whose edits fix the environment rather than the program.
-_CONFIG_FILE = re.compile(
+_CONFIG_FILE = LazyPattern(
     r"(?:^|/)(?:Dockerfile[^/]*|docker-compose[^/]*|compose\.ya?ml|Makefile|justfile|"
     r"\.env[^/]*|requirements[^/]*\.txt|package\.json|tsconfig[^/]*\.json|go\.mod|"
     r"Cargo\.toml|pyproject\.toml|setup\.(?:py|cfg)|tox\.ini|conftest\.py|"
@@ -407,12 +407,12 @@ def troubleshooting_candidates(
 
 
 # A test command naming one source file: `tests/test_api.py`, `src/app.test.ts`, `x_test.go`.
-_SINGLE_FILE = re.compile(r"\s\S+\.(py|ts|tsx|js|jsx|mjs|go|rs|rb|java|kt|php|cs|swift)(\s|$)")
+_SINGLE_FILE = LazyPattern(r"\s\S+\.(py|ts|tsx|js|jsx|mjs|go|rs|rb|java|kt|php|cs|swift)(\s|$)")
 
 # What is left of a command after normalising that still chains another one:
 # `rubocop 2>&1 | tail -10; echo "---"; git status --short` is a one-off, while
 # `ruff check . && ruff format --check .` chains two checks and is the project's command.
-_CHAIN = re.compile(r"\s*(?:&&|\|\||\||;)\s*")
+_CHAIN = LazyPattern(r"\s*(?:&&|\|\||\||;)\s*")
 
 
 def _one_off_chain(cmd: str) -> bool:

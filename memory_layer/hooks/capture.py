@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from dataclasses import replace
 from datetime import datetime
 
 from memory_layer import api
@@ -120,6 +119,8 @@ def classifier_embedder(config: dict[str, Any], embedder: Any) -> Any:
 def _own_entries(entries: list[Any], subagent: bool) -> list[Any]:
     if not subagent:
         return entries
+    from dataclasses import replace  # transcripts only: PostToolUse never needs it
+
     # A subagent's transcript is all sidechain, and its "user" turns are the main
     # agent's instructions, not the user's: keep only the subagent's own findings.
     # Tool results stay: relay detection must see what a tool returned to the

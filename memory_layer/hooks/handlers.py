@@ -14,11 +14,11 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from datetime import datetime
 
 from memory_layer import api
 from memory_layer.errors import DatabaseError
+from memory_layer.frozen import Frozen
 from memory_layer.hooks.events import (
     Compacting,
     Event,
@@ -48,14 +48,17 @@ BOOKKEEPING_WAIT_MS = 100
 _UNWRITABLE_WORDS = ("disk is full", "readonly", "read-only")
 
 
-@dataclass
+# Plain classes and ``Frozen``, not dataclasses: a hook process without the engine
+# imports this module on every tool call, and ``dataclasses`` (with ``inspect``) costs
+# it several milliseconds (benchmarks/RESULTS.md, "Hooks latency").
 class Bookkeeping:
     """The writes that record a turn, as opposed to the answer: each waits at most
     ``BOOKKEEPING_WAIT_MS`` for a lock, and once one found the store locked the rest of
     the turn's are skipped without waiting (the other writer still holds it)."""
 
-    conn: sqlite3.Connection
-    skipped: list[str] = field(default_factory=list)
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        self.skipped: list[str] = []
 
     def write(self, what: str, fn: Callable[[], object]) -> None:
         if self.skipped:
@@ -75,12 +78,16 @@ class Bookkeeping:
             log(f"{what} skipped: {why} ({exc})")
 
 
-@dataclass
+def _nothing() -> None:
+    return None
+
+
 class Reply:
     """What a handler produced: stdout text and the writes still to make."""
 
-    output: str = ""
-    commit: Callable[[], None] = field(default=lambda: None)
+    def __init__(self, output: str = "", commit: Callable[[], None] = _nothing) -> None:
+        self.output = output
+        self.commit = commit
 
 
 def context_output(event_name: str, text: str) -> str:
@@ -125,8 +132,7 @@ def _capture_on(event: Event, config: dict[str, Any]) -> dict[str, Any]:
     return config
 
 
-@dataclass(frozen=True)
-class Turn:
+class Turn(Frozen):
     """What every handler works with: the store, the session's project, the config (with
     the plugin's options applied), the embedder (None: keyword-only) and the time."""
 

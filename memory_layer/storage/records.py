@@ -9,13 +9,11 @@ the same transaction. Audit, history, undo and replay all read that one log.
 from __future__ import annotations
 
 import json
-import sqlite3
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 
 from memory_layer.errors import InvalidInput, NotFound
 from memory_layer.models import Memory, iso, memory_from_row, utcnow
-from memory_layer.storage.conn import Conn, db_path, id_matches, raw, source_match
+from memory_layer.storage.conn import Conn, id_matches, raw, source_match
 
 # The operations log has its own module; these names are imported from here by the
 # doors (and were defined here before the split), so they stay importable here.
@@ -25,6 +23,7 @@ from memory_layer.storage.operations import operations as operations
 from memory_layer.storage.operations import recent_operations as recent_operations
 from memory_layer.storage.operations import record_op
 from memory_layer.storage.textindex import fts_document, normalise_for_hash
+from memory_layer.storage.transaction import transaction as transaction
 
 # typing costs ~3 ms to import and is needed here only by type checkers (annotations
 # are strings at run time), so the hook path never imports it.
@@ -49,55 +48,6 @@ def _schema(db: Conn) -> tuple[list[str], str]:
     return _SCHEMA_CACHE[key]
 
 
-_savepoints = 0
-
-
-@contextmanager
-def transaction(db: Conn) -> Iterator[sqlite3.Connection]:
-    """BEGIN IMMEDIATE (or a savepoint when nested): take the write lock up front so
-    read-then-write sequences never interleave with another process's writes."""
-    global _savepoints
-    conn = raw(db)
-    if conn.in_transaction:
-        _savepoints += 1
-        name = f"ml_sp_{_savepoints}"
-        conn.execute("SAVEPOINT " + name)
-        try:
-            yield conn
-        except BaseException:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK TO SAVEPOINT " + name)
-                conn.execute("RELEASE SAVEPOINT " + name)
-            raise
-        else:
-            conn.execute("RELEASE SAVEPOINT " + name)
-        return
-    _locking(conn, "BEGIN IMMEDIATE")
-    try:
-        yield conn
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
-    else:
-        _locking(conn, "COMMIT")
-
-
-def _locking(conn: sqlite3.Connection, statement: str) -> None:
-    """Run a statement that waits for the write lock; a lock still held by another
-    process after the busy timeout becomes the store's named error, saying what to do."""
-    try:
-        conn.execute(statement)
-    except sqlite3.OperationalError as exc:
-        from memory_layer.storage.db import explain_error, is_locked
-
-        if not is_locked(exc):
-            raise
-
-        path = db_path(conn)
-        if conn.in_transaction:  # a COMMIT that could not finish: nothing half-written
-            conn.execute("ROLLBACK")
-        raise explain_error(exc, path) from None
 
 
 def _public(values: dict[str, Any]) -> dict[str, Any]:
