@@ -6,9 +6,10 @@ its methods, and importing it loads ``inspect``), and the hook path defines seve
 measured, they added ~10 ms CPU to every hook process that answers without the
 engine. ``Frozen`` gives the same contract for the few that hook processes load:
 fields are the class's annotated names in order (base class first), a class
-attribute is the default, instances cannot be assigned to, equality, hashing and
-``repr`` go by the fields (minus ``_not_compared``), ``__post_init__`` runs after
-``__init__`` as a dataclass's does, and ``replace`` is ``dataclasses.replace``.
+attribute is the default, instances cannot be assigned to, equality and hashing go
+by the fields minus ``_not_compared`` (``repr`` shows them all), ``__post_init__``
+runs after ``__init__`` as a dataclass's does, and ``replace`` is
+``dataclasses.replace``.
 """
 
 from __future__ import annotations
@@ -25,34 +26,48 @@ class Frozen:
     # Fields whose default is a fresh value per instance (a dict): name -> factory.
     _factories: ClassVar[dict[str, Any]] = {}
 
+    # Derived once per class by __init_subclass__, so building and hashing a record is
+    # one pass over plain tuples and dicts (a store read builds thousands of them).
+    _defaults: ClassVar[dict[str, Any]] = {}
+    _compared: ClassVar[tuple[str, ...]] = ()
+
     def __init_subclass__(cls) -> None:
         super().__init_subclass__()
         own = cls.__dict__.get("__annotations__", {})
         cls._fields = cls._fields + tuple(
             name for name, kind in own.items() if not name.startswith("_") and "ClassVar" not in kind
         )
+        cls._defaults = {
+            name: getattr(cls, name)
+            for name in cls._fields
+            if hasattr(cls, name) and name not in cls._factories
+        }
+        cls._compared = tuple(f for f in cls._fields if f not in cls._not_compared)
 
     def __init__(self, *args: Any, **values: Any) -> None:
-        kind = type(self)
-        if len(args) > len(self._fields):
-            raise TypeError(f"{kind.__name__}() takes {len(self._fields)} fields, got {len(args)}")
-        given = dict(zip(self._fields, args, strict=False))
-        twice = sorted(set(given) & set(values))
-        if twice:
-            raise TypeError(f"{kind.__name__}() got multiple values for {twice}")
-        values.update(given)
-        for key in self._fields:
+        fields = self._fields
+        if args:
+            if len(args) > len(fields):
+                raise TypeError(
+                    f"{type(self).__name__}() takes {len(fields)} fields, got {len(args)}"
+                )
+            twice = sorted(set(fields[: len(args)]) & set(values))
+            if twice:
+                raise TypeError(f"{type(self).__name__}() got multiple values for {twice}")
+            values.update(zip(fields, args, strict=False))
+        state = self.__dict__  # written directly: __setattr__ refuses every assignment
+        defaults = self._defaults
+        for key in fields:
             if key in values:
-                value = values.pop(key)
+                state[key] = values.pop(key)
+            elif key in defaults:
+                state[key] = defaults[key]
             elif key in self._factories:
-                value = self._factories[key]()
-            elif hasattr(kind, key):
-                value = getattr(kind, key)
+                state[key] = self._factories[key]()
             else:
-                raise TypeError(f"{kind.__name__}() missing required argument {key!r}")
-            object.__setattr__(self, key, value)
+                raise TypeError(f"{type(self).__name__}() missing required argument {key!r}")
         if values:
-            raise TypeError(f"{kind.__name__}() got unexpected arguments {sorted(values)}")
+            raise TypeError(f"{type(self).__name__}() got unexpected arguments {sorted(values)}")
         post = getattr(self, "__post_init__", None)
         if post is not None:  # validation, as in a dataclass
             post()
@@ -64,7 +79,8 @@ class Frozen:
         raise AttributeError(f"{type(self).__name__} is frozen: cannot delete {key!r}")
 
     def _key(self) -> tuple[Any, ...]:
-        return tuple(getattr(self, f) for f in self._fields if f not in self._not_compared)
+        state = self.__dict__
+        return tuple([state[f] for f in self._compared])
 
     def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):

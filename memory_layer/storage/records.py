@@ -48,8 +48,6 @@ def _schema(db: Conn) -> tuple[list[str], str]:
     return _SCHEMA_CACHE[key]
 
 
-
-
 def _public(values: dict[str, Any]) -> dict[str, Any]:
     """What the log keeps of a row: everything but the vector."""
     out = {k: v for k, v in values.items() if k not in {"embedding", "content_hash"}}
