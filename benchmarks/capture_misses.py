@@ -51,20 +51,22 @@ def _norm(text: str) -> str:
 
 
 def _triggers() -> list[re.Pattern[str]]:
-    """Every trigger phrasing the prose rules key on, guards aside."""
-    from memory_layer.capture import cjk, extract, findings, guards
+    """Every trigger phrasing the prose rules key on, guards aside. A renamed trigger
+    fails here (getattr without a default) rather than silently leaving the count."""
+    from memory_layer.capture import cjk, extract, findings, guards, recipes, sections
 
     names = {
-        extract: "_ALWAYS_NEVER _REMEMBER _FROM_NOW_ON _USE_NOT _PREFER _DECISION _REVERSAL _LETS",
+        extract: "_ALWAYS_NEVER _REMEMBER _FROM_NOW_ON _USE_NOT _PREFER _DECISION _REVERSAL _LETS "
+        "_EMPHATIC",
         findings: "_ROOT_CAUSE _TURNS_OUT _GOTCHA_LABEL _NOTE_THAT _ONLY_WORKS _CAUSE _CHANGE "
-        "_CONTRAST",
+        "_CONTRAST _HARMLESS _DEFERRED",
         guards: "LEAD_IN",
-        cjk: "_FROM_NOW_ON _ALWAYS _REMEMBER _PREFER _DECISION _ROOT_CAUSE _CONSTRAINT",
+        cjk: "_FROM_NOW_ON _ALWAYS _REMEMBER _PREFER _DECISION _ROOT_CAUSE _CONSTRAINT "
+        "_EVERY_CASE _REQUIRED _THE_POINT _REFUSED _MIND",
+        recipes: "_LABEL_FIRST _COMMAND_FIRST",
+        sections: "_TITLE",
     }
-    found = []
-    for module, listed in names.items():
-        found += [getattr(module, n) for n in listed.split() if hasattr(module, n)]
-    return found
+    return [getattr(module, n) for module, listed in names.items() for n in listed.split()]
 
 
 def _user_prompt(entry: Any) -> bool:

@@ -75,3 +75,16 @@ def test_where_a_quote_lives(misses: ModuleType, quote: str, where: str, uuid: s
     found, entry = misses.locate(_session(), quote)
     assert found == where
     assert (entry.uuid if entry else None) == uuid
+
+
+def test_every_rule_family_has_its_trigger_listed(misses: ModuleType) -> None:
+    """Review nit: the new rules' triggers are counted ("a rule reads it, a guard drops
+    it"), and a renamed trigger fails here instead of silently leaving the list."""
+    from memory_layer.capture import extract, findings, recipes, sections
+
+    triggers = misses._triggers()
+    for pattern in (extract._EMPHATIC, findings._HARMLESS, recipes._LABEL_FIRST, sections._TITLE):
+        assert pattern in triggers
+    # The guard-dropped emphatic request is seen as read by a rule.
+    said = "Do NOT merge PR #42."
+    assert any(t.search(said) for t in triggers)

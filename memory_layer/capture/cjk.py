@@ -60,8 +60,20 @@ _DECISION = re.compile(
 )
 # A rule scoped to every case: "如果使用kachaka都要直接docker pip 引入kachaka sdk" ("any
 # project that uses kachaka must pip-install its SDK", sigmarobotics/vlm-service).
+# The rule must open its clause with the condition that scopes it (如果使用/凡是 "whenever
+# … is used"): "所有文件都要改一下" ("change all the files") and "把这些改完之后都要跑一下测试"
+# ("after these changes, run the tests") are one-off tasks.
+EVERY_CASE_REACH = 40  # characters between the condition and 都要 ("must, in every case")
 _EVERY_CASE = re.compile(
-    r"(?:如果|只要|凡是|所有|之後|之后|以後|以后).{0,40}?(?:都要|都必須|都必须|一律|都得|都需要)"
+    r"(?:^|[，,；;。]\s*)(?:如果(?:使用|用|是)|只要(?:使用|用|是)|凡是|任何(?:使用|用)?)"
+    rf".{{0,{EVERY_CASE_REACH}}}?(?:都要|都必須|都必须|一律|都得|都需要)"
+)
+# What holds for now, today, this time or this change only: 现在/今天/这次/暂时 ("now /
+# today / this time / temporarily"), 这些 ("these"), 这个PR ("this PR").
+_TRANSIENT = re.compile(
+    r"现在|現在|目前|今天|今日|明天|这次|這次|这回|這回|暂时|暫時|刚才|剛才|马上|馬上|"
+    r"这些|這些|(?:这个|這個)\s*(?:PR|pr|bug|分支|提交|commit|文件|檔案|改动|改動)|"
+    r"给我看|給我看|发给我|發給我|告诉我|告訴我|今は|今日は|今回|とりあえず"
 )
 # The user fixing the design (sigmarobotics/vlm-service): a requirement ("另外，影片分析也是
 # 必要部分"), the point of it ("所以重點是應該把V1 加上dict schema"), an approach refused with
@@ -109,6 +121,8 @@ def cjk_candidate(sentence: str, role: str) -> tuple[str, str, float, str] | Non
     """``(text, category, confidence, extractor)`` for one CJK sentence, or ``None``."""
     if not is_cjk(sentence) or _QUESTION.search(sentence) or _HEDGE.search(sentence):
         return None
+    if role == "user" and _TRANSIENT.search(sentence):
+        return None  # a request for this moment, not a rule
     text = _finish(sentence)
     if text is None:
         return None

@@ -16,7 +16,15 @@ from collections.abc import Sequence
 
 from memory_layer.lazyre import LazyPattern
 
-__all__ = ["command_key", "command_kind", "is_trivial", "normalise_command", "similar"]
+__all__ = [
+    "command_key",
+    "command_kind",
+    "is_trivial",
+    "normalise_command",
+    "one_off_command",
+    "similar",
+    "strip_tail",
+]
 
 _CD_PREFIX = LazyPattern(
     r"^\s*(?:(?:cd|pushd|source|\.)\s+(?:\"[^\"]*\"|'[^']*'|\S+)|export\s+\w+=\S*|"
@@ -27,6 +35,17 @@ _TRAILING = LazyPattern(
     r"\s*(?:\d?>&\d|\d?>\s*/dev/null|\|\s*(?:tail|head|less|more|cat|grep|tee)\b[^|;&]*|"
     r";\s*echo\b[^|;&]*|&&\s*echo\b[^|;&]*|\|\|\s*(?:true|echo\b[^|;&]*)|\s+&)\s*$"
 )
+
+
+def strip_tail(command: str) -> str:
+    """``command`` without what only shapes this run's output (``2>&1 | tail -20``,
+    ``; echo``, ``|| true``), its ``cd x &&`` kept: how a person would state it."""
+    cmd = command.strip()
+    while True:
+        new = _TRAILING.sub("", cmd).strip()
+        if new == cmd:
+            return cmd
+        cmd = new
 
 
 def normalise_command(command: str) -> str:
@@ -274,3 +293,36 @@ def command_kind(command: str) -> str:
     if prog == "unittest" or (prog == "build" and "-m" not in toks):
         return "test" if prog == "unittest" else "build"
     return _KIND_BY_PROGRAM.get(prog, "")
+
+
+# A test command naming one source file: `tests/test_api.py`, `src/app.test.ts`, `x_test.go`.
+_SINGLE_FILE = LazyPattern(r"\s\S+\.(py|ts|tsx|js|jsx|mjs|go|rs|rb|java|kt|php|cs|swift)(\s|$)")
+# One test or one selection: `pytest tests/test_api.py::test_login`, `pytest -k broken`.
+_ONE_TEST = LazyPattern(r"::|\s-k\s|\n")
+# An image built to try something, not the project's build: `docker build -t myapp:test .`.
+_THROWAWAY_TAG = LazyPattern(
+    r"\s(?:-t|--tag)[\s=]+\S+:(?:test|tmp|temp|debug|scratch|wip|try|local)\b"
+)
+
+# What is left of a command after normalising that still chains another one:
+# `rubocop 2>&1 | tail -10; echo "---"; git status --short` is a one-off, while
+# `ruff check . && ruff format --check .` chains two checks and is the project's command.
+_CHAIN = LazyPattern(r"\s*(?:&&|\|\||\||;)\s*")
+
+
+def _one_off_chain(cmd: str) -> bool:
+    stages = [part for part in _CHAIN.split(cmd) if part.strip()]
+    return len(stages) > 1 and not all(
+        command_kind(stage) and not is_trivial(stage) for stage in stages
+    )
+
+
+def one_off_command(cmd: str) -> bool:
+    """Whether a (normalised) command is too specific to be the project's command: one
+    test (``::``, ``-k``), a check aimed at source files (``pytest tests/test_api.py``,
+    ``rubocop app/models/user.rb``), a throwaway image tag, or a chain ending in other
+    commands (``…; git status --short``). The one noise filter of the commands observed
+    (``signals.command_candidates``) and those the assistant states (``recipes``)."""
+    if _ONE_TEST.search(cmd) or _THROWAWAY_TAG.search(cmd) or _one_off_chain(cmd):
+        return True
+    return bool(command_kind(cmd)) and bool(_SINGLE_FILE.search(cmd))

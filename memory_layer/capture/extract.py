@@ -47,6 +47,7 @@ from memory_layer.capture.guards import (
     MIN_BODY_WORDS,
     NARRATION,
     REPORTED,
+    TRANSIENT,
     Extractor,
     finish,
     first_word,
@@ -58,7 +59,7 @@ from memory_layer.capture.guards import (
 from memory_layer.capture.notes import written_notes
 from memory_layer.capture.prose import prose_sentences
 from memory_layer.capture.provenance import RELAYED, ToolText
-from memory_layer.capture.recipes import stated_command
+from memory_layer.capture.recipes import contradicted, stated_command
 from memory_layer.capture.reversal import replaced_term
 from memory_layer.capture.sections import decision_lists
 from memory_layer.capture.transcript import Entry
@@ -113,8 +114,23 @@ _USE_NOT = re.compile(
 # A spec's emphatic rules: "Do NOT use SELFDESTRUCT anywhere (PolkaVM forbids it).", "DO
 # verify contract on Blockscout after deployment." (the user's hackathon brief in
 # yashpunmiya/Solsmile).  Case-sensitive on purpose: the capitals are what make it a rule;
-# a lower-case "don't push yet" in a prompt is usually a one-off request.
+# a lower-case "don't push yet" in a prompt is usually a one-off request. Capitals are
+# also how prompts shout one-off requests ("Do NOT commit anything yet", "DO NOT push to
+# main until the demo is over"), so a sentence bound to this moment or change
+# (``TRANSIENT``) or to a sequence of steps (``_STEPS``) is refused, and the rest is
+# trusted less than an explicit always/never: below SessionStart's bar unless its scope
+# or reason makes it a standing rule (``_STANDING``).
 _EMPHATIC = re.compile(r"^(?:(?:Do|DO) NOT|DON'?T|DO)\s+(?P<body>[a-z][\w-]*\b.+)")
+_STEPS = re.compile(r"\b(?:first|then|afterwards|next|tell me|show me|let me know)\b", re.I)
+_STANDING = re.compile(
+    r"\b(?:anywhere|ever|any|every|all|whenever|in (?:production|prod)|production builds?|"
+    r"in (?:this|the|our) (?:repo|repository|project|codebase)|"
+    r"(?:before|after) (?:deploying|deployment|committing|merging|pushing|releasing|every))\b"
+    r"|\([^)]{6,}\)|\s[—–]\s|\b(?:because|since|so that)\b",
+    re.IGNORECASE,
+)
+EMPHATIC_CONFIDENCE = 0.65
+EMPHATIC_STANDING_CONFIDENCE = 0.8
 # "never do that again": the rule is in the previous turn, not in this sentence.
 _VAGUE = re.compile(r"^\w+\s+(?:it|that|this|them|those|so)\b", re.IGNORECASE)
 _PREFER = re.compile(
@@ -182,30 +198,46 @@ def _instruction(sentences: list[str], i: int) -> tuple[Candidate | None, int]:
             return None, 0
         extractor = "instruction." + m.group("kw").lower().split()[0].replace("'", "")
         return Candidate(text, instruction_category(text), 0.9, extractor, s), used
+    return _emphatic(sentences, i) if _EMPHATIC.match(s) else _preference(sentences, i)
+
+
+def _emphatic(sentences: list[str], i: int) -> tuple[Candidate | None, int]:
+    """A capitalised DO / Do NOT rule (``_EMPHATIC``), unless bound to the moment."""
+    s = sentences[i]
     m = _EMPHATIC.match(s)
     if (
-        m
-        and count_words(m.group("body")) >= MIN_BODY_WORDS
-        and is_rule_verb(first_word(m.group("body")))
-        and not _VAGUE.match(m.group("body"))
+        not m
+        or count_words(m.group("body")) < MIN_BODY_WORDS
+        or not is_rule_verb(first_word(m.group("body")))
+        or _VAGUE.match(m.group("body"))
+        or TRANSIENT.search(s)
+        or _STEPS.search(s)
     ):
-        text, used = with_reason(sentences, i, s)
-        text = finish(text)
-        if not text:
-            return None, 0
-        return Candidate(text, instruction_category(text), 0.85, "instruction.emphatic", s), used
+        return None, 0
+    text, used = with_reason(sentences, i, s)
+    text = finish(text)
+    if not text:
+        return None, 0
+    standing = used or _STANDING.search(s)
+    confidence = EMPHATIC_STANDING_CONFIDENCE if standing else EMPHATIC_CONFIDENCE
+    return Candidate(text, instruction_category(text), confidence, "instruction.emphatic", s), used
+
+
+def _preference(sentences: list[str], i: int) -> tuple[Candidate | None, int]:
+    """"I prefer …" with what follows it ("… . no rails wrapper either way")."""
+    s = sentences[i]
     m = _PREFER.match(s)
-    if m and count_words(m.group("body")) >= MIN_BODY_WORDS:
-        text, used = with_reason(sentences, i, s)
-        nxt = sentences[i + 1] if i + 1 < len(sentences) else ""
-        if not used and _CONTINUES.match(nxt) and usable(nxt):
-            text, used = f"{text.rstrip('.')}. {nxt[0].upper()}{nxt[1:]}", 1
-        text = finish(text)
-        if not text:
-            return None, 0
-        category = "coding_style" if STYLE.search(text) else "preference"
-        return Candidate(text, category, 0.85, "instruction.prefer", s), used
-    return None, 0
+    if not m or count_words(m.group("body")) < MIN_BODY_WORDS:
+        return None, 0
+    text, used = with_reason(sentences, i, s)
+    nxt = sentences[i + 1] if i + 1 < len(sentences) else ""
+    if not used and _CONTINUES.match(nxt) and usable(nxt):
+        text, used = f"{text.rstrip('.')}. {nxt[0].upper()}{nxt[1:]}", 1
+    text = finish(text)
+    if not text:
+        return None, 0
+    category = "coding_style" if STYLE.search(text) else "preference"
+    return Candidate(text, category, 0.85, "instruction.prefer", s), used
 
 
 _REASON = (
@@ -381,7 +413,8 @@ def extract_from_entries(
     found: list[Candidate] = []
     if tools is None:
         tools = ToolText()
-    read = turns(entries)
+    read_entries = list(entries)
+    read = turns(read_entries)
     judged = judge.review([t for _e, t in read if t is not None]) if judge else None
     tool_names: dict[str, str] = {}  # tool_use id -> tool, to know whose result is whose
     at = 0
@@ -406,6 +439,10 @@ def extract_from_entries(
         proposed = list(turn.proposed) if judged is None else judged[at]
         at += 1
         found += _mark("user" if turn.role == "user" else "assistant", proposed, tools)
+    if any(c.extractor == "recipe.stated" for c in found):
+        from memory_layer.capture.signals import events_from_entries
+
+        found = contradicted(found, events_from_entries(read_entries))
     return dedupe(found)
 
 
@@ -418,7 +455,7 @@ def _mark(
     replace."""
     marked: list[Candidate] = []
     for cand in proposed:
-        if (role == "assistant" or check_relay) and tools.relays(cand.evidence or cand.text):
+        if (role == "assistant" or check_relay) and tools.relays_any(cand.evidence or cand.text):
             cand = cand.replace(origin=RELAYED)
         elif role == "user" and cand.category in _RULE_CATEGORIES:
             cand = cand.replace(replaces=replaced_term(cand.text))

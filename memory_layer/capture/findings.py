@@ -19,6 +19,7 @@ from memory_layer.capture.guards import (
     MIN_BODY_WORDS,
     NARRATION,
     PRONOUN_START,
+    TRANSIENT,
     Extractor,
     finish,
     first_word,
@@ -228,14 +229,27 @@ _DEFERRED = re.compile(
 # Noise the session established as harmless: "The `@react-native-async-storage` warnings
 # are harmless — they're from MetaMask SDK's optional dependency and don't affect the
 # build." (yashpunmiya/Solsmile). A later session must not chase them again.
+# Only warnings and deprecation notices: a verdict on errors, failed requests or
+# vulnerabilities ("the `401 Unauthorized` errors are false positives") teaches every later
+# session to ignore what may be the next real failure, and a verdict bound to one run ("the
+# errors above", "passed on retry", "the container was still starting") holds for that run
+# only (``TRANSIENT``).
+# Room between the noise's name and the verdict: "warnings from `urllib3` about … are".
+HARMLESS_REACH = 60
 _HARMLESS = re.compile(
-    r"\b(?:warnings?|errors?|messages?|notices?|logs?)\b.{0,60}?\b(?:is|are)\s+"
-    r"(?:(?:all|just|only|completely)\s+)?(?:harmless|benign|expected and harmless|"
-    r"safe to ignore|(?:a )?false positives?)\b|\bcan (?:be )?safely (?:be )?ignored\b",
+    rf"\b(?:warnings?|deprecations?|deprecation warnings?|notices?|[A-Z]\w*Warning)\b"
+    rf"[^.;]{{0,{HARMLESS_REACH}}}?\b(?:(?:is|are)\s+(?:(?:all|just|only|completely)\s+)?"
+    r"(?:harmless|benign|expected and harmless|safe to ignore|(?:a )?false positives?)|"
+    r"can (?:be )?safely (?:be )?ignored)\b",
     re.IGNORECASE,
 )
-
-
+_NOT_NOISE = re.compile(
+    r"\b(?:errors?|exceptions?|failures?|failed|fails|crash\w*|vulnerabilit\w*|cve|"
+    r"security|audit|unauthori[sz]ed|forbidden|refused|\d{3} [A-Z]\w+)\b",
+    re.IGNORECASE,
+)
+# A verdict needs a subject and a predicate: fewer words is "These warnings are harmless".
+MIN_HARMLESS_WORDS = 6
 _HARMLESS_WORD = re.compile(r"harmless|benign|ignored|false positive", re.IGNORECASE)
 
 
@@ -248,7 +262,9 @@ def harmless(sentences: list[str], i: int) -> tuple[Candidate | None, int]:
     # here" says which one only to someone who saw it.
     if not usable(s) or not m or not CONCRETE.search(s[: m.end()]):
         return None, 0
-    if NARRATION.search(s.split("—")[0]) or count_words(s) < 6:
+    if _NOT_NOISE.search(s) or TRANSIENT.search(s):
+        return None, 0
+    if NARRATION.search(s.split("—")[0]) or count_words(s) < MIN_HARMLESS_WORDS:
         return None, 0
     text = finish(s)
     if not text:
@@ -262,7 +278,8 @@ def labelled_finding(raw: list[str]) -> Extractor:
 
     def run(sentences: list[str], i: int) -> tuple[Candidate | None, int]:
         m = LEAD_IN.match(FILLER.sub("", raw[i]).strip())
-        if not m or not usable(sentences[i]):
+        # "Finding: `test_login` fails on main right now": a state, not a lesson.
+        if not m or not usable(sentences[i]) or TRANSIENT.search(sentences[i]):
             return None, 0
         body = sentences[i]
         if count_words(body) < MIN_BODY_WORDS + 1 or NARRATION.search(body):

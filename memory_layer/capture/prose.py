@@ -11,7 +11,7 @@ import re
 
 from memory_layer.capture.privacy import clean
 
-__all__ = ["prose_sentences"]
+__all__ = ["prose_sentences", "without_blocks"]
 
 _TAG_BLOCK = re.compile(
     r"<(?P<tag>[a-z][a-z0-9]*(?:[-_][a-z0-9]+)+)\b[^>]*>.*?(?:</(?P=tag)>|\Z)",
@@ -52,16 +52,23 @@ def _split_sentences(line: str) -> list[str]:
     return out
 
 
+def without_blocks(text: str) -> str:
+    """``text`` cleaned, without tag blocks (system reminders, command tags) and fenced
+    code, links reduced to their words: what every reader of a message's own words
+    starts from (the sentence rules here, the decision lists in ``sections``)."""
+    text = clean(text)
+    text = _TAG_BLOCK.sub("\n", text)
+    text = _FENCE.sub("\n", text)
+    return _LINK.sub(r"\1", text)
+
+
 def prose_sentences(text: str) -> list[str]:
     """Clean ``text`` and return its prose sentences, in order.
 
     Lines that were hard-wrapped (previous line has no final punctuation and
     the next starts in lower case) are joined first.
     """
-    text = clean(text)
-    text = _TAG_BLOCK.sub("\n", text)
-    text = _FENCE.sub("\n", text)
-    text = _LINK.sub(r"\1", text)
+    text = without_blocks(text)
     lines: list[str] = []
     for raw in text.splitlines():
         if not raw.strip() or _INDENTED.match(raw) and not _LIST_MARKER.match(raw):

@@ -31,7 +31,7 @@ from zlib import crc32
 
 from memory_layer.capture.candidate import RELAYED, TOOL_OUTPUT
 
-__all__ = ["TOOL_OUTPUT", "RELAYED", "ToolText", "attributed", "word_runs"]
+__all__ = ["TOOL_OUTPUT", "RELAYED", "ToolText", "attributed", "cites_document", "word_runs"]
 
 
 RUN = 4  # words per run: long enough to be specific, short enough to survive rewording
@@ -54,12 +54,30 @@ _WORD = re.compile(rf"[{_CJK_CHARS}]|[^\W{_CJK_CHARS}]+")
 # The assistant naming a document or output as the source of what it says.
 _ATTRIBUTION = re.compile(
     r"\b(?:(?:the|its|this|that|their)\s+(?:readme|docs?|documentation|page|file|"
-    r"output|log|logs|instructions|guide|comment|issue|site|website|error message)\s+"
+    r"output|log|logs|instructions|guide|comment|issue|site|website|error message|spec|"
+    r"specification|wiki|adr)\s+"
     r"(?:says?|said|states?|tells?|told|instructs?|recommends?|asks?|wants?|mentions?|"
-    r"notes?|requires?)|according to\b|as (?:the|its) (?:readme|docs?|documentation) "
-    r"(?:says|puts it))",
+    r"notes?|requires?|lays? out|laid out|describes?|described|lists?|listed|outlines?|"
+    r"outlined|documents?|documented|specifies|specified|defines?|defined|explains?|"
+    r"explained|spells? out|spelled out)|according to\b|as (?:the|its) "
+    r"(?:readme|docs?|documentation) (?:says|puts it))",
     re.IGNORECASE,
 )
+
+
+# A heading or the line above it naming a document as what it sums up: "Summary of the
+# README. Key decisions:", "Decisions in the spec:". Said of a title only: in a sentence,
+# "I documented the flag in the README" is the assistant's own work.
+_CITED = re.compile(
+    r"\b(?:of|from|per|in)\s+(?:the|its|this|that|their)\s+(?:readme|docs?|documentation|"
+    r"page|spec|specification|wiki|guide|site|website|adr|issue)\b",
+    re.IGNORECASE,
+)
+
+
+def cites_document(title: str) -> bool:
+    """Whether a list's title (or the line above it) says the list comes from a document."""
+    return attributed(title) or bool(_CITED.search(title))
 
 
 def _words(text: str) -> list[str]:
@@ -140,6 +158,12 @@ class ToolText:
             self._lookup = set(self._saved)
             self._lookup.update(self._new)
         return self._lookup
+
+    def relays_any(self, text: str) -> bool:
+        """Whether any line of ``text`` is a relay: a candidate's evidence holds one line
+        per part it was built from (a decision list's title and items), and one part
+        copied from a tool is enough; judged together, three own items would dilute it."""
+        return any(self.relays(line) for line in text.splitlines() if line.strip())
 
     def relays(self, sentence: str) -> bool:
         """Whether ``sentence`` repeats tool text (or attributes itself to a document)."""

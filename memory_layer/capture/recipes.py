@@ -13,10 +13,21 @@ from __future__ import annotations
 import re
 
 from memory_layer.capture.candidate import Candidate
+from memory_layer.capture.commands import (
+    command_key,
+    is_trivial,
+    normalise_command,
+    one_off_command,
+    strip_tail,
+)
 from memory_layer.capture.guards import finish
 from memory_layer.capture.instruction_kinds import is_shell_command
 
-__all__ = ["stated_command"]
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from memory_layer.capture.signals import ToolEvent
+
+__all__ = ["contradicted", "stated_command"]
 
 _TASK = (
     r"(?:run|build|test|deploy|start|serve|lint|type-?check|format|compile|package|bundle|"
@@ -39,16 +50,43 @@ _ONE_OFF = re.compile(r"^(?:git|cd|echo|cat|ls|rm|mv|cp|sudo|export|source)\b", 
 
 
 def stated_command(sentences: list[str], i: int) -> tuple[Candidate | None, int]:
-    s = sentences[i].strip()
-    m = _LABEL_FIRST.match(s) or _COMMAND_FIRST.match(s)
+    s = sentences[i]
+    m = _LABEL_FIRST.match(s.strip()) or _COMMAND_FIRST.match(s.strip())
     if not m:
         return None, 0
     command = m.group("cmd").strip()
-    # "cd contracts && npx hardhat …": the command is what runs after the cd.
-    last = command.split("&&")[-1].strip()
-    if not is_shell_command(command) or _ONE_OFF.match(last):
+    # The filters of the commands observed (signals.command_candidates): "cd contracts &&
+    # npx hardhat …" is judged by what runs after the cd, "npm run build 2>&1 | tail -20"
+    # by "npm run build", and one test or a throwaway image is no project command.
+    cmd = normalise_command(command)
+    if not is_shell_command(command) or is_trivial(cmd) or _ONE_OFF.match(cmd):
         return None, 0
-    text = finish(s)
+    if one_off_command(cmd):
+        return None, 0
+    shown = strip_tail(command)
+    text = finish(s.strip().replace(f"`{command}`", f"`{shown}`", 1))
     if not text:
         return None, 0
     return Candidate(text, "command", 0.6, "recipe.stated", s), 0
+
+
+def _stated_key(evidence: str) -> str:
+    m = _LABEL_FIRST.match(evidence.strip()) or _COMMAND_FIRST.match(evidence.strip())
+    return command_key(normalise_command(m.group("cmd"))) if m else ""
+
+
+def contradicted(candidates: list[Candidate], events: list[ToolEvent]) -> list[Candidate]:
+    """The candidates without the stated commands this session's output contradicts:
+    "Type-check with `bun run typecheck`" after that command's output said `error: Script
+    not found "typecheck"` (issue 12) is a claim, not the project's command. The last run
+    of the same command (``command_key``) decides, the failure read from the output as
+    ``signals.events_from_entries`` reads it (through pipes and ``|| true``)."""
+    last: dict[str, bool] = {}
+    for ev in events:
+        if ev.is_shell and ev.command:
+            last[command_key(normalise_command(ev.command))] = ev.ok
+    return [
+        c
+        for c in candidates
+        if c.extractor != "recipe.stated" or last.get(_stated_key(c.evidence), True)
+    ]

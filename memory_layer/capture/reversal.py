@@ -36,15 +36,27 @@ def replaced_term(text: str) -> str:
     return ""
 
 
+# How far a verb may stand before the term it governs: "use the `vitest` runner" is a
+# rule about Vitest, a verb a clause away is about something else.
+VERB_REACH = 40
+
+
 def says_to_use(text: str, term: str) -> bool:
-    """Whether ``text`` tells agents to use ``term`` (and not to stop using it)."""
+    """Whether ``text`` tells agents to use ``term`` (and not to stop using it): a verb
+    before it ("use Vitest for …"), or the term as the subject of a decision item
+    ("Key decisions: Vitest for fast testing.", ``capture.sections``)."""
     if replaced_term(text) == term:
         return False
     word = re.escape(term)
     return bool(
         re.search(
-            rf"\b(?:use|uses|using|with|run|runs|prefer|go with|stick with|adopt)\b[^.;]{{0,40}}"
-            rf"(?<![\w-]){word}(?![\w-])",
+            rf"\b(?:use|uses|using|with|run|runs|prefer|go with|stick with|adopt)\b"
+            rf"[^.;]{{0,{VERB_REACH}}}(?<![\w-]){word}(?![\w-])",
+            text,
+            re.IGNORECASE,
+        )
+        or re.search(
+            rf"(?:^|[:;]\s)\s*`?{word}`?(?:\s+v?\d[\w.]*)?\s+(?:for|as|—|–|-|\()",
             text,
             re.IGNORECASE,
         )

@@ -25,6 +25,7 @@ from memory_layer.capture.commands import (
     command_kind,
     is_trivial,
     normalise_command,
+    one_off_command,
     similar,
 )
 from memory_layer.capture.privacy import clean
@@ -406,22 +407,6 @@ def troubleshooting_candidates(
     return dedupe(found)
 
 
-# A test command naming one source file: `tests/test_api.py`, `src/app.test.ts`, `x_test.go`.
-_SINGLE_FILE = LazyPattern(r"\s\S+\.(py|ts|tsx|js|jsx|mjs|go|rs|rb|java|kt|php|cs|swift)(\s|$)")
-
-# What is left of a command after normalising that still chains another one:
-# `rubocop 2>&1 | tail -10; echo "---"; git status --short` is a one-off, while
-# `ruff check . && ruff format --check .` chains two checks and is the project's command.
-_CHAIN = LazyPattern(r"\s*(?:&&|\|\||\||;)\s*")
-
-
-def _one_off_chain(cmd: str) -> bool:
-    stages = [part for part in _CHAIN.split(cmd) if part.strip()]
-    return len(stages) > 1 and not all(
-        command_kind(stage) and not is_trivial(stage) for stage in stages
-    )
-
-
 _TEMPLATES = {
     "test": "Run the tests with `{cmd}`.",
     "lint": "Lint with `{cmd}`.",
@@ -447,10 +432,8 @@ def command_candidates(events: Iterable[ToolEvent], new_from: int = 0) -> list[C
             continue
         cmd = normalise_command(ev.command)
         kind = command_kind(cmd)
-        if not kind or "::" in cmd or re.search(r"\s-k\s", cmd) or "\n" in cmd:
-            continue
-        if _SINGLE_FILE.search(cmd) or _one_off_chain(cmd):
-            continue  # one-off file lists and compound tails are no project command
+        if not kind or one_off_command(cmd):
+            continue  # one test, one-off file lists and compound tails are no project command
         slot = (command_key(cmd), kind)
         if slot not in best or len(cmd) < len(best[slot]):
             best[slot] = cmd
