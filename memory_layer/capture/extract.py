@@ -59,7 +59,7 @@ from memory_layer.capture.guards import (
 from memory_layer.capture.notes import written_notes
 from memory_layer.capture.prose import prose_sentences
 from memory_layer.capture.provenance import RELAYED, ToolText
-from memory_layer.capture.recipes import contradicted, stated_command
+from memory_layer.capture.recipes import contradicted, same_command, stated_command, stated_keys
 from memory_layer.capture.reversal import replaced_term
 from memory_layer.capture.sections import decision_lists
 from memory_layer.capture.transcript import Entry
@@ -439,10 +439,11 @@ def extract_from_entries(
         proposed = list(turn.proposed) if judged is None else judged[at]
         at += 1
         found += _mark("user" if turn.role == "user" else "assistant", proposed, tools)
-    if any(c.extractor == "recipe.stated" for c in found):
+    keys = stated_keys(found)
+    if keys:  # what the session's own output said of the commands the assistant states
         from memory_layer.capture.signals import events_from_entries
 
-        found = contradicted(found, events_from_entries(read_entries))
+        found = contradicted(found, events_from_entries(read_entries, same_command(keys)))
     return dedupe(found)
 
 

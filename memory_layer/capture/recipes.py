@@ -25,9 +25,11 @@ from memory_layer.capture.instruction_kinds import is_shell_command
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from memory_layer.capture.signals import ToolEvent
 
-__all__ = ["contradicted", "stated_command"]
+__all__ = ["contradicted", "same_command", "stated_command", "stated_keys"]
 
 _TASK = (
     r"(?:run|build|test|deploy|start|serve|lint|type-?check|format|compile|package|bundle|"
@@ -73,6 +75,16 @@ def stated_command(sentences: list[str], i: int) -> tuple[Candidate | None, int]
 def _stated_key(evidence: str) -> str:
     m = _LABEL_FIRST.match(evidence.strip()) or _COMMAND_FIRST.match(evidence.strip())
     return command_key(normalise_command(m.group("cmd"))) if m else ""
+
+
+def stated_keys(candidates: list[Candidate]) -> frozenset[str]:
+    """The ``command_key`` of every command stated in ``candidates``."""
+    return frozenset(_stated_key(c.evidence) for c in candidates if c.extractor == "recipe.stated")
+
+
+def same_command(keys: frozenset[str]) -> Callable[[str], bool]:
+    """Whether a command run is one of ``keys`` (``signals.events_from_entries``' filter)."""
+    return lambda command: command_key(normalise_command(command)) in keys
 
 
 def contradicted(candidates: list[Candidate], events: list[ToolEvent]) -> list[Candidate]:

@@ -34,6 +34,7 @@ from memory_layer.lazyre import LazyPattern
 
 TYPE_CHECKING = False  # no typing import at run time (~3 ms on the hook path)
 if TYPE_CHECKING:  # annotations only: the PostToolUse hook never reads a transcript
+    from collections.abc import Callable
     from typing import Any
 
     from memory_layer.capture.transcript import Entry, ToolUse
@@ -154,11 +155,14 @@ def event_from_hook(
     )
 
 
-def events_from_entries(entries: Iterable[Entry]) -> list[ToolEvent]:
+def events_from_entries(
+    entries: Iterable[Entry], only: Callable[[str], bool] | None = None
+) -> list[ToolEvent]:
     """Pair transcript ``tool_use`` blocks with their results, in result order.
 
     Sidechain (subagent) calls are skipped: their failures and fixes belong
-    to the subagent's own transcript.
+    to the subagent's own transcript. ``only``: keep the calls whose command it accepts
+    (reading a failure from the output is most of the cost).
     """
     pending: dict[str, ToolUse] = {}
     events: list[ToolEvent] = []
@@ -177,6 +181,8 @@ def events_from_entries(entries: Iterable[Entry]) -> list[ToolEvent]:
                 output = "\n".join(p for p in (out.stdout, out.stderr) if p)
             failed = result.is_error or (out is not None and out.interrupted)
             command = clean(_str(use.input.get("command")))
+            if only is not None and not only(command):
+                continue
             if not failed and use.name in SHELL_TOOLS and output_failure(command, output):
                 failed = True  # a success status masked by a pipe, `|| true` or `; echo`
             events.append(
