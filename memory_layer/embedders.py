@@ -43,7 +43,9 @@ if TYPE_CHECKING:
 MINILM_ID = "sentence-transformers/all-MiniLM-L6-v2"
 USE_ID = "use-multilingual-v3"
 # memory_layer/ensemble.py: USE + multilingual-e5 + MiniLM on the English gloss.
-MULTILINGUAL_ID = "multilingual-use-e5-minilm-v1"
+# v2: the language axis taken out of texts with CJK (ensemble.py): a store's v1 vectors
+# count as missing, and `memory-layer index` re-embeds them.
+MULTILINGUAL_ID = "multilingual-use-e5-minilm-v2"
 BUNDLED_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 _TOKENIZER_DIR = Path(__file__).parent / "models" / "minilm-l6"
 # fastembed pads a batch to its longest text; 16 length-sorted texts per batch was the

@@ -19,10 +19,19 @@ in embedders.py), because e5's run from 0.80 to 0.87 and USE's from 0.11 to 0.40
 They were chosen on the first 60 parallel memories of
 benchmarks/data/parallel_memories.jsonl and checked on the 40 held out
 (benchmarks/RESULTS.md "Multilingual").
+
+*The language axis.* In each part a Chinese text and an English one share a direction
+that says only "this is Chinese" (the mean of the Chinese texts minus the mean of the
+English ones), so in a store of both languages a note in the query's own language could
+beat the answer in the other. A text with CJK in it has that direction taken out of each
+part before the part is made unit-length; a text without CJK is left exactly as it was,
+so English against English scores as before. The axes (``AXES``) are measured on the same
+60 tune memories and their queries by benchmarks/build_language_axis.py.
 """
 
 from __future__ import annotations
 
+import re
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,6 +74,18 @@ PARTS = (
     Part("e5", 0.3, (0.804, 0.874)),
     Part("minilm-gloss", 0.4, (0.071, 0.505)),
 )
+# One unit vector per part, keyed by the part's name (module docstring, the language axis).
+AXES = Path(__file__).resolve().parent / "models" / "multilingual-axis" / "axes.npz"
+_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+
+
+def load_axes(path: Path = AXES) -> tuple[np.ndarray, ...]:
+    """Each part's language axis, unit length, in the order of ``PARTS``."""
+    import numpy as np
+
+    with np.load(path) as saved:
+        axes = tuple(np.asarray(saved[p.name], dtype=np.float32) for p in PARTS)
+    return tuple(a / np.linalg.norm(a) for a in axes)
 
 
 def part_scales() -> list[float]:
@@ -142,9 +163,13 @@ class EnsembleEmbedder:
 
     model_id = MULTILINGUAL_ID
 
-    def __init__(self, use: Any, e5: Any, minilm: Any) -> None:
+    def __init__(self, use: Any, e5: Any, minilm: Any,
+                 axes: tuple[np.ndarray, ...] | None = None) -> None:
         self._parts = (use, e5, minilm)
         self._scales = part_scales()
+        # None: no language axis is taken out (what benchmarks/build_language_axis.py
+        # measures the axes on); load_ensemble always passes the shipped ones.
+        self._axes = axes
         self.dim = int(use.dim + e5.dim + minilm.dim)
         # The engine's two threads may embed at once; the C engine and USE keep buffers.
         self._lock = threading.Lock()
@@ -153,23 +178,42 @@ class EnsembleEmbedder:
         """The part model of this id (MiniLM, for the capture classifier), or None."""
         return next((p for p in self._parts if getattr(p, "model_id", None) == model_id), None)
 
-    def embed(self, texts: list[str]) -> np.ndarray:
+    def part_vectors(self, texts: list[str]) -> list[np.ndarray]:
+        """Each part's unit-length vectors of ``texts``, the language axis taken out of
+        the texts with CJK (module docstring)."""
         import numpy as np
 
         from memory_layer.gloss import gloss
 
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
         use, e5, minilm = self._parts
         with self._lock:
             blocks = [use.embed(texts), e5.embed(texts), minilm.embed([gloss(t) for t in texts])]
+        cjk = np.array([bool(_CJK.search(t)) for t in texts])
         out = []
-        for block, scale in zip(blocks, self._scales, strict=True):
-            block = np.asarray(block, dtype=np.float32)
-            norms = np.linalg.norm(block, axis=1, keepdims=True)
-            norms[norms == 0] = 1.0
-            out.append(block / norms * scale)
-        return np.hstack(out).astype(np.float32)
+        for i, block in enumerate(blocks):
+            block = _unit_rows(np.asarray(block, dtype=np.float32))
+            if self._axes is not None and cjk.any():
+                axis = self._axes[i]
+                block[cjk] = _unit_rows(block[cjk] - np.outer(block[cjk] @ axis, axis))
+            out.append(block)
+        return out
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        import numpy as np
+
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        blocks = self.part_vectors(texts)
+        return np.hstack([b * s for b, s in zip(blocks, self._scales, strict=True)]).astype(
+            np.float32)
+
+
+def _unit_rows(block: np.ndarray) -> np.ndarray:
+    import numpy as np
+
+    norms = np.linalg.norm(block, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return block / norms
 
 
 # Threads of each of the three models, whatever embedding.threads says. Each library
@@ -181,11 +225,13 @@ class EnsembleEmbedder:
 ENSEMBLE_THREADS = 1
 
 
-def load_ensemble(settings: dict[str, Any]) -> EnsembleEmbedder:
+def load_ensemble(settings: dict[str, Any], with_axes: bool = True) -> EnsembleEmbedder:
+    """The three parts; ``with_axes=False`` only for measuring the axes themselves."""
     from memory_layer.embedders import MINILM_ID, load_fastembed, load_use
 
     e5 = load_e5(ENSEMBLE_THREADS)  # first: the one that may be missing
     # model_path names files of a fastembed model chosen instead of ours: not MiniLM's.
     minilm = load_fastembed(
         MINILM_ID, {**settings, "model_path": "", "threads": ENSEMBLE_THREADS})
-    return EnsembleEmbedder(load_use(settings), e5, minilm)
+    return EnsembleEmbedder(load_use(settings), e5, minilm,
+                            load_axes() if with_axes else None)

