@@ -129,6 +129,9 @@ _STANDING = re.compile(
     r"|\([^)]{6,}\)|\s[—–]\s|\b(?:because|since|so that)\b",
     re.IGNORECASE,
 )
+# Capitals alone: kept and recalled on a matching prompt, but not injected into every
+# session (session_start_min_confidence 0.7). With a standing scope or reason: injected,
+# still below the explicit "always"/"never"/"remember" rules (0.9).
 EMPHATIC_CONFIDENCE = 0.65
 EMPHATIC_STANDING_CONFIDENCE = 0.8
 # "never do that again": the rule is in the previous turn, not in this sentence.
@@ -218,7 +221,7 @@ def _emphatic(sentences: list[str], i: int) -> tuple[Candidate | None, int]:
     text = finish(text)
     if not text:
         return None, 0
-    standing = used or _STANDING.search(s)
+    standing = bool(used) or bool(_STANDING.search(s))
     confidence = EMPHATIC_STANDING_CONFIDENCE if standing else EMPHATIC_CONFIDENCE
     return Candidate(text, instruction_category(text), confidence, "instruction.emphatic", s), used
 

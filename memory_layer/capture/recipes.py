@@ -35,16 +35,21 @@ _TASK = (
     r"(?:run|build|test|deploy|start|serve|lint|type-?check|format|compile|package|bundle|"
     r"release|publish|migrate|seed|develop|dev|preview|install)"
 )
+# Room for the words around the command: a task label ("To run the tests locally"), a
+# note after it ("(loads `.env`)", "— runs the 66 tests"). A longer span is a sentence
+# about something else that happens to hold a command.
+LABEL_CHARS = 40
+NOTE_CHARS = 80
 # "Deploy: `…`", "To run the tests: `…`", "Run locally with `…`".
 _LABEL_FIRST = re.compile(
-    r"^(?:to\s+)?(?P<task>" + _TASK + r")\b[\w ,/-]{0,40}?(?::|\bwith|\busing)\s*"
-    r"`(?P<cmd>[^`]+)`\s*(?:\([^)]{0,80}\))?\s*\.?$",
+    r"^(?:to\s+)?(?P<task>" + _TASK + rf")\b[\w ,/-]{{0,{LABEL_CHARS}}}?(?::|\bwith|\busing)\s*"
+    rf"`(?P<cmd>[^`]+)`\s*(?:\([^)]{{0,{NOTE_CHARS}}}\))?\s*\.?$",
     re.IGNORECASE,
 )
 # "`npm run dev` to test locally (loads `.env`)", "`cargo test` — runs the 66 tests".
 _COMMAND_FIRST = re.compile(
     r"^`(?P<cmd>[^`]+)`\s*(?:to|[—–:-])\s*(?:\w+\s+){0,2}?(?P<task>" + _TASK + r")\w*\b"
-    r"[^`]{0,80}(?:`[^`]+`[^`]{0,40})?$",
+    rf"[^`]{{0,{NOTE_CHARS}}}(?:`[^`]+`[^`]{{0,{LABEL_CHARS}}})?$",
     re.IGNORECASE,
 )
 # Steps of this one session, not the project's commands.
