@@ -36,7 +36,8 @@ and zh->zh (the same questions with no language gap; questions only).
 4. Variants on raw vectors: each part alone, pairs and triples at several shares, and
    the two ways point 3 of issue 11 names: the multilingual model automatically for CJK
    text (MiniLM for the rest), or a second vector beside MiniLM (the multilingual one
-   compared where either side has CJK).
+   compared where either side has CJK); and the language axis of ensemble.py taken out
+   of no text, every text or the texts with CJK (how v2 was chosen).
 5. Calibration: the anchors of memory_layer/embedders.py re-measured, and what the
    thresholds measured on MiniLM (remember.duplicate_threshold, hooks.min_cosine) do.
 """
@@ -426,6 +427,63 @@ def variants() -> dict[str, dict[str, tuple[float, float]]]:
     return out
 
 
+AXIS_MODES = {
+    "shipped shares, each part unit-length (v1, as ensemble.py)": None,
+    "and the language axis out of every text": "all",
+    "and the language axis out of texts with CJK (v2, shipped)": "cjk",
+}
+
+
+def axis_variants() -> dict[str, dict[str, tuple[float, float]]]:
+    """The language axis of memory_layer/ensemble.py on raw vectors, the way it was
+    chosen: taken out of no text, of every text, or of the texts with CJK (shares as
+    shipped, each part unit-length as the ensemble makes it). Same sets and cells as
+    ``variants``; the axes are the shipped ones (benchmarks/build_language_axis.py)."""
+    from memory_layer.ensemble import load_axes
+    from memory_layer.gloss import gloss
+
+    minilm = Vectors(load_model("minilm"))
+    parts = {"use": Vectors(load_model("use-multilingual")), "e5": Vectors(load_model("e5")),
+             "gloss": minilm}
+    axes = dict(zip(("use", "e5", "gloss"), load_axes(), strict=True))
+    shares = VARIANTS["use + e5 + gloss (.3/.3/.4), shipped"]
+
+    def unit(name: str, texts: list[str], mode: str | None) -> np.ndarray:
+        v = parts[name].of([gloss(t) for t in texts] if name == "gloss" else texts)
+        v = v / np.linalg.norm(v, axis=1, keepdims=True)
+        if mode is not None:
+            rows = (np.ones(len(texts), dtype=bool) if mode == "all"
+                    else np.array([bool(CJK.search(t)) for t in texts]))
+            moved = v[rows] - np.outer(v[rows] @ axes[name], axes[name])
+            v[rows] = moved / np.linalg.norm(moved, axis=1, keepdims=True)
+        return v
+
+    par, coding = rows(PARALLEL), rows(CODING)
+    mixed = [r["en" if i % 2 == 0 else "zh"] for i, r in enumerate(par)]
+    sets = {
+        "zh->en": ([r["queries"]["zh"] for r in par], [r["en"] for r in par]),
+        "en->zh": ([r["queries"]["en"] for r in par], [r["zh"] for r in par]),
+        "mixed, zh query": ([r["queries"]["zh"] for r in par], mixed),
+        "mixed, en query": ([r["queries"]["en"] for r in par], mixed),
+    }
+    held = np.array([r["split"] == "holdout" for r in par])
+    coding_q = [(r["queries"][k], i) for i, r in enumerate(coding)
+                for k in ("keywords", "question", "paraphrase")]
+    out: dict[str, dict[str, tuple[float, float]]] = {}
+    for label, mode in AXIS_MODES.items():
+        def score(q: list[str], m: list[str], mode: str | None = mode) -> np.ndarray:
+            return sum(w * (unit(n, q, mode) @ unit(n, m, mode).T - SPREADS[n][0])
+                       / (SPREADS[n][1] - SPREADS[n][0]) for n, w in shares.items())
+        out[label] = {}
+        for name, (q, m) in sets.items():
+            first = top1(score(q, m), list(range(len(q))))
+            out[label][name] = (float(first[~held].mean()), float(first[held].mean()))
+        out[label]["en->en coding"] = ranks(score([q for q, _ in coding_q],
+                                                  [r["text"] for r in coding]),
+                                            [i for _, i in coding_q])
+    return out
+
+
 def top1(scores: np.ndarray, targets: list[int]) -> np.ndarray:
     best = np.argmax(scores, axis=1)
     return best == np.array(targets)
@@ -588,7 +646,7 @@ def main() -> None:
     vec: dict[str, Vectors] = {}
     # --models "" measures the variants only.
     results = {name: report(name, args, vec) for name in args.models.split(",") if name}
-    strategy = None if args.skip_variants else variants()
+    strategy = None if args.skip_variants else {**variants(), **axis_variants()}
     print_tables(results, strategy)
 
 
