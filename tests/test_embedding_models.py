@@ -193,3 +193,30 @@ def test_the_warm_engine_loads_the_model_config_yaml_names_now(db, user_home, mo
     finally:
         engine.query_conn.close()
         engine.worker_conn.close()
+
+
+def test_an_engine_re_embed_interrupted_by_a_hook_goes_on_after_it(db, cfg):
+    """After an upgrade that changes the model id (multilingual v1 -> v2) every memory has
+    a vector, only of the old model: a re-embed interrupted by a hook event must go on at
+    the next idle moment, not stop because no memory lacks a vector."""
+    from memory_layer.engine.server import Engine, Job
+    from memory_layer.hooks.events import PromptSubmitted
+
+    _store(db, 3 * BATCH)  # embedded by the model used before the upgrade
+    engine = Engine(cfg, OtherFake())
+    try:
+        assert engine.needs_backfill
+        polls = iter([0, 1])  # a hook event arrives after the first batch
+        engine.waiting = lambda: next(polls, 1)  # type: ignore[method-assign]
+        engine.backfill()
+        stale = other_model_count(db, OtherFake.model_id)
+        assert 0 < stale < 3 * BATCH and engine.needs_backfill
+        engine.waiting = lambda: 0  # type: ignore[method-assign]
+        event = PromptSubmitted(name="UserPromptSubmit", session_id="s1", prompt="hello")
+        engine.do_job(Job("hook", event, None))
+        assert engine.needs_backfill  # the hook job did not end the re-embed
+        engine.backfill()
+        assert other_model_count(db, OtherFake.model_id) == 0 and not engine.needs_backfill
+    finally:
+        engine.query_conn.close()
+        engine.worker_conn.close()

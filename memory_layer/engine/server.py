@@ -439,7 +439,13 @@ class Engine:
             handle_captured(event, conn, config, embedder=self.embedder, now=now)
             if event.name == "SessionEnd":
                 process_pending(conn, config, embedder=self.embedder, now=utcnow(), llm=True)
-            self.needs_backfill = self.embedder is not None and self.unembedded()
+            # A hook may have stored a memory without a vector: re-embedding is wanted
+            # then too. Never cleared here: a re-embed interrupted by this job (vectors of
+            # the model used before a switch, which ``unembedded`` does not count) goes on
+            # at the next idle moment, and only ``backfill`` itself says it is done.
+            self.needs_backfill = self.embedder is not None and (
+                self.needs_backfill or self.unembedded()
+            )
         elif job.kind == "pending":
             process_pending(conn, config, embedder=self.embedder, now=utcnow(), llm=True)
         elif job.kind == "deferred":
