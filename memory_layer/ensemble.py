@@ -23,9 +23,11 @@ benchmarks/data/parallel_memories.jsonl and checked on the 40 held out
 *The language axis.* In each part a Chinese text and an English one share a direction
 that says only "this is Chinese" (the mean of the Chinese texts minus the mean of the
 English ones), so in a store of both languages a note in the query's own language could
-beat the answer in the other. A text with CJK in it has that direction taken out of each
-part before the part is made unit-length; a text without CJK is left exactly as it was,
-so English against English scores as before. The axes (``AXES``) are measured on the same
+beat the answer in the other. A text with Han characters in it (``_CJK``: CJK ideographs,
+so Chinese, and Japanese written with kanji; kana-only Japanese and Korean hangul are not
+matched and keep their vectors, unmeasured) has that direction taken out of each part
+before the part is made unit-length; a text without them is left exactly as it was, so
+English against English scores as before. The axes (``AXES``) are measured on the same
 60 tune memories and their queries by benchmarks/build_language_axis.py.
 """
 
