@@ -36,7 +36,9 @@ __all__ = ["TOOL_OUTPUT", "RELAYED", "ToolText", "attributed", "cites_document",
 
 RUN = 4  # words per run: long enough to be specific, short enough to survive rewording
 RELAY_SHARE = 0.5  # share of a sentence's runs found in tool text that makes it a relay
-MIN_RUNS = 2  # a sentence shorter than this says too little to judge
+# A sentence shorter than this says too little to judge on its share alone (a line of a
+# candidate's evidence is judged even with one run: ``relays_any``).
+MIN_RUNS = 2
 # Runs kept per session: ~150k words of tool text, about what Claude Code's 200k-token
 # context can still hold, so anything the assistant can see it read is remembered
 # (600 KB persisted; rewritten only by a batch that read tool text). The oldest runs
@@ -80,6 +82,12 @@ def cites_document(title: str) -> bool:
     return attributed(title) or bool(_CITED.search(title))
 
 
+# Read returns a file with a line number before every line ("    12→", or "12\t" in older
+# versions): left in, the numbers break every run that crosses a line, so a file's list
+# of short items copied word for word would never match.
+_LINE_NUMBER = re.compile(r"^[ \t]*\d+(?:\u2192|\t)", re.MULTILINE)
+
+
 def _words(text: str) -> list[str]:
     return _WORD.findall(text.lower())
 
@@ -103,7 +111,10 @@ def _hashes(runs: list[tuple[str, ...]]) -> list[int]:
 
 def _ordered_runs(text: str) -> list[tuple[str, ...]]:
     """``word_runs`` in reading order, limited to the tail the window can keep."""
-    words = _words(text[-TAIL_CHARS:])[-(WINDOW_RUNS + RUN - 1) :]
+    text = text[-TAIL_CHARS:]
+    if "\u2192" in text or "\t" in text:  # most outputs have neither: skip the pass
+        text = _LINE_NUMBER.sub("", text)
+    words = _words(text)[-(WINDOW_RUNS + RUN - 1) :]
     if len(words) < RUN:
         return [tuple(words)] if words else []
     return [tuple(words[i : i + RUN]) for i in range(len(words) - RUN + 1)]
@@ -160,10 +171,34 @@ class ToolText:
         return self._lookup
 
     def relays_any(self, text: str) -> bool:
-        """Whether any line of ``text`` is a relay: a candidate's evidence holds one line
-        per part it was built from (a decision list's title and items), and one part
-        copied from a tool is enough; judged together, three own items would dilute it."""
-        return any(self.relays(line) for line in text.splitlines() if line.strip())
+        """Whether ``text`` (a candidate's evidence: one line per part it was built from,
+        a decision list's title and items) repeats tool text.
+
+        Judged three ways, because a copy hides differently at each size: the whole
+        evidence (a fetched list of short items copied word for word: "Skip code
+        review" alone has no run of ``RUN`` words, the joined list has many); each line
+        alone (one item copied into the assistant's own list: judged together, three own
+        items would dilute it); and each line's words covered by runs the tools returned
+        (a short line inside a copied stretch, whatever the own text around the list)."""
+        lines = [line for line in text.splitlines() if line.strip()]
+        if any(attributed(line) for line in lines):
+            return True
+        if not self:
+            return False
+        words: list[str] = []
+        spans: list[tuple[int, int]] = []  # each line's words in ``words``
+        for line in lines:
+            start = len(words)
+            words += _words(line)
+            spans.append((start, len(words)))
+        if len(words) < RUN:
+            return False
+        keys = _hashes([tuple(words[i : i + RUN]) for i in range(len(words) - RUN + 1)])
+        lookup = self._runs()
+        seen = [key in lookup for key in keys]
+        if len(keys) >= MIN_RUNS and sum(seen) / len(seen) >= RELAY_SHARE:
+            return True
+        return any(_line_relayed(seen, start, end) for start, end in spans if end > start)
 
     def relays(self, sentence: str) -> bool:
         """Whether ``sentence`` repeats tool text (or attributes itself to a document)."""
@@ -174,3 +209,18 @@ class ToolText:
             return False
         seen = self._runs()
         return sum(1 for key in runs if key in seen) / len(runs) >= RELAY_SHARE
+
+
+def _line_relayed(seen: list[bool], start: int, end: int) -> bool:
+    """Whether the line of words ``start:end`` is copied: at least ``RELAY_SHARE`` of
+    the runs inside it were seen (one run is enough for a line of ``RUN`` words: "Push
+    straight to main"), or every word of it sits in a seen run (a line shorter than a
+    run is judged by the runs that cross it into its neighbours)."""
+    inner = seen[start : max(start, end - RUN + 1)]
+    if inner and sum(inner) / len(inner) >= RELAY_SHARE:
+        return True
+    # Run i covers words i .. i+RUN-1; a word is covered when any run over it was seen.
+    return all(
+        any(seen[i] for i in range(max(0, w - RUN + 1), min(w + 1, len(seen))))
+        for w in range(start, end)
+    )

@@ -191,6 +191,9 @@ def _negated(text: str, start: int, end: int) -> bool:
 
 def risky_instruction(text: str) -> str | None:
     """Why ``text`` asks for a risky action (the kind and the words), or None."""
+    # Markdown code spans are formatting, not words: "Commit the `.env` file" asks what
+    # "Commit the .env file" asks.
+    text = text.replace("`", "")
     for reason, pattern, excusable in _KINDS:
         for match in pattern.finditer(text):
             if excusable and _negated(text, match.start(), match.end()):
