@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from memory_layer.capture.extract import extract_from_entries
+from memory_layer.capture.extract import extract, extract_from_entries
 from memory_layer.capture.transcript import Entry, parse_line
 from memory_layer.config import load_config
 from memory_layer.hooks.capture import store_candidates
@@ -159,3 +159,47 @@ def test_findingA_a_backticked_secret_file_is_risky_like_a_bare_one(text: str) -
     assert risky_instruction(text) is not None
     assert risky_instruction(text.replace("`", "")) is not None
     assert risky_instruction("Never commit the `.env` file") is None
+
+
+# --- finding C (regression, CJK): 现在 ("now") inside 从现在开始 ("from now on") ----------
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "从现在开始，所有的提交都要用英文写",  # from now on, all commits must be in English
+        "從現在開始，所有提交都要用英文",  # the same, traditional characters
+        "从现在起，不要再用npm，一律用pnpm",  # from now on, no more npm, always pnpm
+        "从今天起不要再用 var 声明变量",  # from today on, no more var declarations
+        "记住：现在我们用pnpm，不用npm了",  # remember: we use pnpm now, not npm any more
+    ],
+)
+def test_findingC_from_now_on_rules_are_stored(said: str) -> None:
+    found = extract(said, "user")
+    assert [(c.category, c.extractor) for c in found] == [("convention", "cjk.instruction")]
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "现在帮我跑一下测试",  # run the tests for me now
+        "记住：现在先别推送",  # remember: don't push for now
+        "记住：这次先别推送",  # remember: don't push this time
+        "从现在开始帮我看一下这个PR",  # starting now, look at this PR for me
+        "以后都要用pnpm，现在先用npm装一下",  # pnpm from now on, but install with npm now
+    ],
+)
+def test_findingC_now_and_this_time_requests_stay_refused(said: str) -> None:
+    assert extract(said, "user") == []
+
+
+def test_findingC_from_now_on_rule_is_stored_active_through_the_store_path() -> None:
+    typed = _line(
+        {
+            "type": "user",
+            "uuid": f"u{next(_ids)}",
+            "message": {"role": "user", "content": "从现在开始，所有的提交都要用英文写"},
+        }
+    )
+    rows = _rows(_store([typed]))
+    assert rows == [("active", None, "从现在开始，所有的提交都要用英文写。")], rows

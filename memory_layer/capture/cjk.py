@@ -41,7 +41,8 @@ _REASON = re.compile(r"因为|因為|由于|由於|所以|为了|為了|否则|�
 _BECAUSE = re.compile(r"因为|因為|由于|由於|所以|(?<!の)ため[、，,に]?|ので")
 
 _FROM_NOW_ON = re.compile(
-    r"^(?:请|請|你)?(?:以后|以後|今后|今後|往后|往後|从现在开始|從現在開始|之后都|之後都|"
+    r"^(?:请|請|你)?(?:以后|以後|今后|今後|往后|往後|从现在开始|從現在開始|从现在起|從現在起|"
+    r"从今天(?:开始|起)|從今天(?:開始|起)|之后都|之後都|"
     r"每次|任何时候|任何時候|これから(?:は)?|次から|今度から|常に|毎回)"
 )
 _ALWAYS = re.compile(
@@ -75,6 +76,24 @@ _TRANSIENT = re.compile(
     r"这些|這些|(?:这个|這個)\s*(?:PR|pr|bug|分支|提交|commit|文件|檔案|改动|改動)|"
     r"给我看|給我看|发给我|發給我|告诉我|告訴我|今は|今日は|今回|とりあえず"
 )
+# "From now on / from today on" (从现在开始, 從今天起) names the moment a rule starts, not
+# the moment it is for: its 现在/今天 is no transient word.
+_SINCE_NOW = re.compile(r"[从從](?:现在|現在|今天|今日)(?:开始|開始|起)")
+# "现在我们用pnpm，不用npm了" ("we use pnpm now, not npm any more"): a "now" set against
+# what is no longer done is a change of practice, not a request for this moment.
+_NOW = re.compile(r"现在|現在")
+_NO_LONGER = re.compile(r"不再|不用[^，。,；;]{0,20}了|不要再用|不再使用")
+
+
+def _transient(sentence: str) -> bool:
+    """Whether the sentence holds for now, today or this change only (``_TRANSIENT``),
+    leaving out the "now" of "from now on" and of "now X, no longer Y"."""
+    text = _SINCE_NOW.sub("", sentence)
+    if _NO_LONGER.search(text):
+        text = _NOW.sub("", text)
+    return bool(_TRANSIENT.search(text))
+
+
 # The user fixing the design (sigmarobotics/vlm-service): a requirement ("另外，影片分析也是
 # 必要部分"), the point of it ("所以重點是應該把V1 加上dict schema"), an approach refused with
 # why ("這個切分會有問題，因為…").
@@ -121,7 +140,7 @@ def cjk_candidate(sentence: str, role: str) -> tuple[str, str, float, str] | Non
     """``(text, category, confidence, extractor)`` for one CJK sentence, or ``None``."""
     if not is_cjk(sentence) or _QUESTION.search(sentence) or _HEDGE.search(sentence):
         return None
-    if role == "user" and _TRANSIENT.search(sentence):
+    if role == "user" and _transient(sentence):
         return None  # a request for this moment, not a rule
     text = _finish(sentence)
     if text is None:
