@@ -203,3 +203,63 @@ def test_findingC_from_now_on_rule_is_stored_active_through_the_store_path() -> 
     )
     rows = _rows(_store([typed]))
     assert rows == [("active", None, "从现在开始，所有的提交都要用英文写。")], rows
+
+
+# --- finding B (precision): a reason, a quantifier or an aside is no lasting scope ------
+
+
+def _emphatic(said: str) -> list[float]:
+    return [c.confidence for c in extract(said, "user") if c.extractor == "instruction.emphatic"]
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "DO NOT push to main, because the demo is running.",
+        "Do NOT merge anything (I'm reviewing the diff).",
+        "DO NOT run all the tests, just the auth ones.",
+        "Do NOT touch any of the files I opened.",
+        "DO NOT restart the server since I'm in the middle of testing.",
+        "Do NOT delete every log file, I need them for the bug report.",
+    ],
+)
+def test_findingB_a_shouted_one_off_stays_below_sessionstart(said: str) -> None:
+    floor = load_config()["hooks"]["session_start_min_confidence"]
+    assert all(confidence < floor for confidence in _emphatic(said)), _emphatic(said)
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Do NOT commit anything before I review the diff.",
+        "Do NOT push anything to main while the release is being cut.",
+        "DO NOT touch the auth module in this task.",
+        "Do NOT change anything in this file.",
+        "DO NOT run the migrations on staging again.",
+        "Do NOT commit the changes you just made.",
+        "DO NOT restart the server while I'm testing.",
+        "Do NOT refactor anything in this pass, keep the diff small.",
+        "DO stop the dev server after this step.",
+        "Do NOT change the API in this iteration.",
+        "DO NOT bump the version in this release.",
+        "DON'T touch the docs here.",
+    ],
+)
+def test_findingB_a_shouted_request_for_this_task_or_spot_is_refused(said: str) -> None:
+    assert _emphatic(said) == []
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Do NOT use SELFDESTRUCT anywhere (PolkaVM forbids it).",
+        "DO verify contract on Blockscout after deployment.",
+        "Do NOT leave any console.log in production builds.",
+        "DO run the linter before every commit.",
+        "Do NOT add dependencies in this repo without asking.",
+    ],
+)
+def test_findingB_an_explicit_lasting_scope_still_lifts_the_rule(said: str) -> None:
+    floor = load_config()["hooks"]["session_start_min_confidence"]
+    (confidence,) = _emphatic(said)
+    assert confidence >= floor

@@ -117,21 +117,37 @@ _USE_NOT = re.compile(
 # a lower-case "don't push yet" in a prompt is usually a one-off request. Capitals are
 # also how prompts shout one-off requests ("Do NOT commit anything yet", "DO NOT push to
 # main until the demo is over"), so a sentence bound to this moment or change
-# (``TRANSIENT``) or to a sequence of steps (``_STEPS``) is refused, and the rest is
-# trusted less than an explicit always/never: below SessionStart's bar unless its scope
-# or reason makes it a standing rule (``_STANDING``).
+# (``TRANSIENT``, ``_ONE_OFF``) or to a sequence of steps (``_STEPS``) is refused, and the
+# rest is trusted less than an explicit always/never: below SessionStart's bar unless an
+# explicit lasting scope makes it a standing rule (``_STANDING``).
 _EMPHATIC = re.compile(r"^(?:(?:Do|DO) NOT|DON'?T|DO)\s+(?P<body>[a-z][\w-]*\b.+)")
 _STEPS = re.compile(r"\b(?:first|then|afterwards|next|tell me|show me|let me know)\b", re.I)
+# Bound to this task, file or moment in words ``TRANSIENT`` leaves to context (a prose
+# rule may say "here" of the project; shouted at the agent it means this spot): "DO NOT
+# touch the auth module in this task", "Do NOT commit anything before I review the diff",
+# "DO NOT run the migrations on staging again", "Do NOT commit the changes you just made".
+_ONE_OFF = re.compile(
+    r"\b(?:in this (?:task|file|iteration|pass|release|step|function|module|folder|script|"
+    r"round|turn|conversation|chat)|after this step|again|here|for now|(?:you|i|we) just|"
+    r"(?:before|until|till|after|while|when) (?:i|i'm|i've|i'll|we're|we've)|"
+    r"while (?:the|a|an) [\w-]+ (?:is|are) being)\b",
+    re.IGNORECASE,
+)
+# Only an explicit lasting scope makes a shouted rule a standing one: "Do NOT use
+# SELFDESTRUCT anywhere", "DO verify contract on Blockscout after deployment", "… in
+# production", "… before every release". A reason ("because the demo is running", "since
+# I'm testing"), a quantifier ("any of the files I opened", "all the tests") or an aside
+# in parentheses ("(I'm reviewing the diff)") is how one-off requests are shouted too.
 _STANDING = re.compile(
-    r"\b(?:anywhere|ever|any|every|all|whenever|in (?:production|prod)|production builds?|"
-    r"in (?:this|the|our) (?:repo|repository|project|codebase)|"
-    r"(?:before|after) (?:deploying|deployment|committing|merging|pushing|releasing|every))\b"
-    r"|\([^)]{6,}\)|\s[—–]\s|\b(?:because|since|so that)\b",
+    r"\b(?:anywhere|ever|whenever|always|never|every time|each time|"
+    r"(?:before|after|on|for|in|with) (?:every|each) [\w-]+|in (?:production|prod)|"
+    r"production builds?|in (?:this|the|our) (?:repo|repository|project|codebase)|"
+    r"(?:before|after) (?:deploying|deployment|committing|merging|pushing|releasing))\b",
     re.IGNORECASE,
 )
 # Capitals alone: kept and recalled on a matching prompt, but not injected into every
-# session (session_start_min_confidence 0.7). With a standing scope or reason: injected,
-# still below the explicit "always"/"never"/"remember" rules (0.9).
+# session (session_start_min_confidence 0.7). With a lasting scope: injected, still below
+# the explicit "always"/"never"/"remember" rules (0.9).
 EMPHATIC_CONFIDENCE = 0.65
 EMPHATIC_STANDING_CONFIDENCE = 0.8
 # "never do that again": the rule is in the previous turn, not in this sentence.
@@ -215,13 +231,14 @@ def _emphatic(sentences: list[str], i: int) -> tuple[Candidate | None, int]:
         or _VAGUE.match(m.group("body"))
         or TRANSIENT.search(s)
         or _STEPS.search(s)
+        or _ONE_OFF.search(s)
     ):
         return None, 0
     text, used = with_reason(sentences, i, s)
     text = finish(text)
     if not text:
         return None, 0
-    standing = bool(used) or bool(_STANDING.search(s))
+    standing = _STANDING.search(s)  # the reason kept in ``text`` is no scope
     confidence = EMPHATIC_STANDING_CONFIDENCE if standing else EMPHATIC_CONFIDENCE
     return Candidate(text, instruction_category(text), confidence, "instruction.emphatic", s), used
 
