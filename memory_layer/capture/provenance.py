@@ -70,9 +70,14 @@ _ATTRIBUTION = re.compile(
 # A heading or the line above it naming a document as what it sums up: "Summary of the
 # README. Key decisions:", "Decisions in the spec:". Said of a title only: in a sentence,
 # "I documented the flag in the README" is the assistant's own work.
+# A document named by its file ("Key decisions (from README.md):", "I went through
+# README.md.", "## Decisions recorded in docs/architecture.md") or as someone else's
+# ("… from the upstream repo:", "the project docs") cites it too.
 _CITED = re.compile(
     r"\b(?:of|from|per|in)\s+(?:the|its|this|that|their)\s+(?:readme|docs?|documentation|"
-    r"page|spec|specification|wiki|guide|site|website|adr|issue)\b",
+    r"page|spec|specification|wiki|guide|site|website|adr|issue)\b"
+    r"|[\w./-]*\w\.(?:md|markdown|mdx|rst|txt|adoc)\b"
+    r"|\b(?:upstream|project'?s?)\s+(?:repo|repository|docs?|documentation|readme|wiki)\b",
     re.IGNORECASE,
 )
 

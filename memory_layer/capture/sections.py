@@ -72,7 +72,10 @@ _TITLE = re.compile(
 _UNDECIDED_TITLE = re.compile(
     r"\b(?:needed|needs?|open|pending|outstanding|remaining|for you|to (?:make|take|discuss|"
     r"confirm|review)|considered|rejected|alternatives?|options|questions?|undecided|tbd|"
-    r"changes|changelog)\b|\?",
+    r"changes|changelog|"
+    # A proposal put to the user: "Proposed decisions", "Key decisions I'd suggest",
+    # "Recommended design choices", "Draft decisions (for review)".
+    r"propos(?:ed|als?)|suggest(?:ed|ions?)?|recommend(?:ed|ations?)?|drafts?|for review)\b|\?",
     re.IGNORECASE,
 )
 _ANY_TITLE = re.compile(_TITLE_WORDS, re.IGNORECASE)
@@ -86,8 +89,15 @@ _REPORT = re.compile(
     r"checked|confirmed|looked)\b",
     re.IGNORECASE,
 )
-# "Postgres vs SQLite": a choice laid out, not made.
-_OPEN_CHOICE = re.compile(r"^[^,;:]{1,40}\s(?:vs\.?|versus)\s[^,;:]{1,40}$", re.IGNORECASE)
+# "Postgres vs SQLite", "Use Redux or Zustand for state management": a choice laid out,
+# not made. "or" only between two named things (capitalised or code): "fail fast on a
+# missing or bad config" chooses.
+_NAMED = r"(?:[A-Z][\w.+#-]*|`[^`]+`)"
+_OPEN_CHOICE = re.compile(
+    r"^[^,;:]{1,40}\s(?:vs\.?|versus)\s[^,;:]{1,40}$"
+    rf"|(?-i:\b{_NAMED}\s+or\s+{_NAMED}(?![\w`]))|\beither\b.{{1,60}}\bor\b",
+    re.IGNORECASE,
+)
 _NOT_WORDS = re.compile(r"`[^`]*`|\S*/\S*")
 _WORD = re.compile(r"[^\W\d_]{2,}|[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 
@@ -125,7 +135,7 @@ def _decided(item: str) -> bool:
         and not TRANSIENT.search(item)
         and not NARRATION.search(item)
         and not _REPORT.match(item)
-        and not _OPEN_CHOICE.match(item)
+        and not _OPEN_CHOICE.search(item)
         and len(_WORD.findall(_NOT_WORDS.sub(" ", item))) >= MIN_ITEM_WORDS
     )
 
@@ -140,13 +150,29 @@ _OFFER = re.compile(
 )
 
 
+# Waiting for the user's word without a question mark: "Let me know if this works and
+# I'll start.", "If you agree, I'll implement it.", "Once you confirm, …".
+_AWAITS = re.compile(
+    r"\b(?:let me know|if you (?:agree|approve|are ok|'re ok|are happy|'re happy|confirm)|"
+    r"if (?:this|that|it) (?:works|looks (?:good|right|ok)|sounds (?:good|right|ok))|"
+    r"once you (?:confirm|approve|agree|sign off)|with your (?:ok|approval|go-ahead))\b",
+    re.IGNORECASE,
+)
+# How many closing sentences may carry the question: "Does that sound good? I can also
+# add tests." still asks.
+ASK_SENTENCES = 2
+
+
 def _asks(text: str) -> bool:
-    """Whether the reply ends in a question about the list: a plan put to the user
-    ("Does this look right before I start?", "Shall I start?") is not decided yet."""
-    sentences = prose_sentences(text)
-    if not sentences or not QUESTION.search(sentences[-1] + " "):
-        return False
-    return not _OFFER.match(sentences[-1])
+    """Whether the reply ends by asking about the list: a plan put to the user ("Does
+    this look right before I start?", "Shall I start?", "Let me know if this works and
+    I'll start.") is not decided yet. A closing offer of more work asks nothing."""
+    for sentence in prose_sentences(text)[-ASK_SENTENCES:]:
+        if _AWAITS.search(sentence):
+            return True
+        if QUESTION.search(sentence + " ") and not _OFFER.match(sentence):
+            return True
+    return False
 
 
 def decision_lists(text: str, source: str = "") -> list[Candidate]:
