@@ -341,3 +341,50 @@ def test_findingE_a_paraphrased_list_titled_with_its_file_is_held(heading: str) 
     said = f"{heading}\n\n{PARAPHRASED}"
     rows = _rows(_store([*_read("/repo/README.md", TITLED_PAGE), _said(said)]))
     assert len(rows) == 2 and all(r[:2] == ("pending", "relayed") for r in rows), rows
+
+
+# --- finding F (nit): a reversal's subject match is for decision items only ------------
+
+
+def test_findingF_a_reversal_retires_the_decision_item_not_a_gotcha_about_the_tool() -> None:
+    from memory_layer.capture.candidate import Candidate
+
+    conn = open_db()
+    store_candidates(
+        conn,
+        [
+            Candidate(
+                "Gotcha: npm (v10) prints a funding warning on every install in CI logs.",
+                "gotcha",
+                0.8,
+                "finding.labelled",
+            ),
+            Candidate(
+                "Key decisions: npm for installs and scripts.", "decision", 0.8, "section.decisions"
+            ),
+        ],
+        project="p",
+        source="hook:Stop",
+        config=load_config(),
+        embedder=None,
+        now=utcnow(),
+    )
+    typed = _line(
+        {
+            "type": "user",
+            "uuid": f"u{next(_ids)}",
+            "message": {"role": "user", "content": "Always use pnpm instead of npm."},
+        }
+    )
+    store_candidates(
+        conn,
+        extract_from_entries([typed]),
+        project="p",
+        source="hook:Stop",
+        config=load_config(),
+        embedder=None,
+        now=utcnow(),
+    )
+    status = dict(conn.execute("SELECT category, status FROM memories WHERE text LIKE '%npm%'"))
+    assert status["gotcha"] == "active", status
+    assert status["decision"] != "active", status

@@ -185,7 +185,7 @@ def supersede_mentions(db: Conn, memory: Memory, term: str, *, actor: str) -> li
         for old in active_in_project(db, memory.project):
             if old.id == memory.id or source_kind(old.source) != source_kind(memory.source):
                 continue
-            if says_to_use(old.text, term):
+            if says_to_use(old.text, term, old.category):
                 retire_superseded(db, old, by=memory.id, actor=actor)
                 retired.append(old.id)
     return retired

@@ -41,10 +41,12 @@ def replaced_term(text: str) -> str:
 VERB_REACH = 40
 
 
-def says_to_use(text: str, term: str) -> bool:
+def says_to_use(text: str, term: str, category: str) -> bool:
     """Whether ``text`` tells agents to use ``term`` (and not to stop using it): a verb
-    before it ("use Vitest for …"), or the term as the subject of a decision item
-    ("Key decisions: Vitest for fast testing.", ``capture.sections``)."""
+    before it ("use Vitest for …"), or, in a decision (``category``), the term as the
+    subject of an item ("Key decisions: Vitest for fast testing.", ``capture.sections``).
+    Only a decision's item names its choice that way: in a gotcha, "npm (v10) prints a
+    funding warning" is about npm, not a choice of it."""
     if replaced_term(text) == term:
         return False
     word = re.escape(term)
@@ -55,7 +57,8 @@ def says_to_use(text: str, term: str) -> bool:
             text,
             re.IGNORECASE,
         )
-        or re.search(
+        or category == "decision"
+        and re.search(
             rf"(?:^|[:;]\s)\s*`?{word}`?(?:\s+v?\d[\w.]*)?\s+(?:for|as|—|–|-|\()",
             text,
             re.IGNORECASE,

@@ -13,17 +13,20 @@ dropped by the same bound (``finish``) wherever it sits in the list.
 
 The items pass the prose rules' guards: fenced code and quoted lines are not read (a
 draft ADR in a code block is no decision); an item that is hedged, a progress report or
-bound to the moment ("… today") is dropped; a list that asks anything (an item, or the
-reply's last sentence unless it offers more work: "Shall I start?") is a proposal
-awaiting an answer; and a title saying the choices are still open ("Decisions needed",
-"for you", "considered and rejected") is none. Only the assistant's text and compaction summaries are read (a
-user's pasted plan is someone else's document).
+bound to the moment ("… today") or an open choice ("Redux or Zustand") is dropped; a
+list that asks anything (an item, or one of the reply's last two sentences unless it
+offers more work: "Shall I start?", "Let me know if this works and I'll start.") is a
+proposal awaiting an answer; and a title saying the choices are still open or only
+proposed ("Decisions needed", "for you", "considered and rejected", "Proposed", "I'd
+suggest", "Draft … (for review)") is none. Only the assistant's text and compaction
+summaries are read (a user's pasted plan is someone else's document).
 
-Provenance is judged per list, not per item (``extract._mark`` checks every line of a
-candidate's evidence): each item's evidence holds the line before the title, the title
-line and every item, so one item copied from a fetched page, or a title attributing the
-list to a document ("The README lays out the design. Key decisions:", "Summary of the
-README. Key decisions:"), marks every item of that list relayed.
+Provenance is judged per list, not per item (``extract._mark`` checks the joined
+evidence and every line of it): each item's evidence holds the line before the title,
+the title line and every item, so a fetched list of short items copied word for word,
+one item copied from a fetched page, or a title attributing the list to a document ("The
+README lays out the design. Key decisions:", "Key decisions (from README.md):"), marks
+every item of that list relayed.
 """
 
 from __future__ import annotations
