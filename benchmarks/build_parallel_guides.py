@@ -38,7 +38,6 @@ Inline identifiers stay, as they would in a real note. Nothing here is written b
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 from dataclasses import dataclass
@@ -46,7 +45,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from build_parallel_outside import clean, cut, show  # noqa: E402
+from build_parallel_outside import clean, cut, show, write_pairs  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "benchmarks" / "data" / "parallel_guides" / "pairs.jsonl"
@@ -205,15 +204,7 @@ def main() -> None:
     if len(sys.argv) != 2:
         sys.exit(__doc__)
     rows, skipped = pairs(Path(sys.argv[1]))
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows),
-                   encoding="utf-8")
-    for line in skipped:
-        print("skipped:", line, file=sys.stderr)
-    by_repo: dict[str, int] = {}
-    for r in rows:
-        by_repo[r["repo"]] = by_repo.get(r["repo"], 0) + 1
-    print(f"{len(rows)} pairs -> {OUT.relative_to(ROOT)}: {by_repo}")
+    write_pairs(OUT, rows, skipped, "")
 
 
 if __name__ == "__main__":

@@ -191,19 +191,24 @@ def pairs(mirrors: Path) -> tuple[list[dict], list[str]]:
     return rows, skipped
 
 
+def write_pairs(out: Path, rows: list[dict], skipped: list[str], why: str) -> None:
+    """Write the pairs as JSON lines, list what was skipped and count pairs per repo."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows),
+                   encoding="utf-8")
+    for line in skipped:
+        print(f"skipped{why}:", line, file=sys.stderr)
+    by_repo: dict[str, int] = {}
+    for r in rows:
+        by_repo[r["repo"]] = by_repo.get(r["repo"], 0) + 1
+    print(f"{len(rows)} pairs -> {out.relative_to(ROOT)}: {by_repo}")
+
+
 def main() -> None:
     if len(sys.argv) != 2:
         sys.exit(__doc__)
     rows, skipped = pairs(Path(sys.argv[1]))
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows),
-                   encoding="utf-8")
-    for line in skipped:
-        print("skipped (question counts differ):", line, file=sys.stderr)
-    by_repo: dict[str, int] = {}
-    for r in rows:
-        by_repo[r["repo"]] = by_repo.get(r["repo"], 0) + 1
-    print(f"{len(rows)} pairs -> {OUT.relative_to(ROOT)}: {by_repo}")
+    write_pairs(OUT, rows, skipped, " (question counts differ)")
 
 
 if __name__ == "__main__":
