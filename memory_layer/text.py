@@ -38,7 +38,7 @@ STEM_KEEP = 4
 STEM_CUT = 3
 # Where an ASCII stem may start: not right after an ASCII letter or digit. STEM_WORDS
 # splits text into exactly those runs, so counting memories whose runs start with a
-# stem (retrieval/search.ScopeSample) agrees with what the stem's pattern finds.
+# stem (retrieval/vector_search.ScopeSample) agrees with what the stem's pattern finds.
 _STEM_START = r"(?<![a-z0-9])"
 STEM_WORDS = re.compile(r"[a-z0-9]+")
 

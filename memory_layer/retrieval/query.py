@@ -7,16 +7,30 @@ finding it in a memory, its FTS5 phrase, the intents it expresses. ``parse_query
 works them out once; everything that depends on the database (IDF, shares, the words
 left out of the embedded query) is computed from this object by recall, without
 splitting the text again.
+
+The other values a recall is asked with live here too, so recall's keyword side
+(``retrieval/search``) and its vector side (``retrieval/vector_search``) share them
+without importing each other: ``Scope``, which memories a recall may return, and
+``Term``, a query term with what the database says about it.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from memory_layer.frozen import Frozen
 from memory_layer.retrieval.intent import boosted_categories, detect_intents
 from memory_layer.storage.textindex import fts_phrase, query_terms, search_terms
 from memory_layer.text import WORD, stem, stem_pattern
+
+# typing costs ~3 ms to import and is needed here only by type checkers (annotations
+# are strings at run time); this module is on the UserPromptSubmit hook path.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from memory_layer.models import Memory
 
 
 class QueryTerm(Frozen):
@@ -125,3 +139,63 @@ def within_project(query: Query, project: str | None) -> Query:
 def as_query(query: str | Query) -> Query:
     """``query`` itself, or the text parsed: the one door from a string to a Query."""
     return query if isinstance(query, Query) else parse_query(query)
+
+
+@dataclass(frozen=True)
+class Term:
+    """A query term (``QueryTerm``) with what the database says about it, computed once
+    per recall (``search.query_term_weights``). Flat rather than wrapping the QueryTerm: ``coverage``
+    reads ``pattern`` and ``idf`` for every term of every candidate."""
+
+    text: str
+    pattern: re.Pattern[str]
+    idf: float
+    share: float  # fraction of memories containing the term
+    stem: str  # what ``pattern`` looks for at the start of a word
+    phrase: str  # the FTS5 phrase matching the term
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Which memories a recall may return. ``projects=None`` means every project."""
+
+    projects: tuple[str | None, ...] | None
+    statuses: tuple[str, ...] = ("active",)
+    category: str | None = None
+    # Scenes (deploy, server_ops, coding...) the client declared: recall covers them plus
+    # memories without a scene. None = no scene filter.
+    scenes: tuple[str, ...] | None = None
+
+    @classmethod
+    def for_project(
+        cls, project: str | None, *, include_global: bool = True, category: str | None = None
+    ) -> Scope:
+        projects: tuple[str | None, ...] = (project,) if project else ()
+        if include_global:
+            projects += (None,)
+        return cls(projects=projects, category=category)
+
+    def single_project(self) -> str | None:
+        """The one named project searched (global memories may come along), else None."""
+        named = [p for p in (self.projects or ()) if p is not None]
+        return named[0] if len(named) == 1 else None
+
+    def admits(self, memory: Memory) -> bool:
+        """Whether the memory is in scope (candidates come from scoped queries; the next
+        turn of a conversation is looked up by its place, so its project is checked too)."""
+        if memory.status not in self.statuses:
+            return False
+        if self.projects is not None and memory.project not in self.projects:
+            return False
+        if self.category and memory.category != self.category:
+            return False
+        return self.scenes is None or memory.extra.get("scene") in (None, *self.scenes)
+
+    def filters(self) -> dict[str, Any]:
+        """The scope as the plain values storage filters memories by (``storage.fts``)."""
+        return {
+            "projects": self.projects,
+            "statuses": self.statuses,
+            "category": self.category,
+            "scenes": self.scenes,
+        }

@@ -1,14 +1,14 @@
 """recall: candidates from FTS5 and vectors, fused similarity, the blend, explain.
 
 This is the only implementation of recall; the CLI, hooks, engine, dashboard and
-MCP server all call ``recall``.
+MCP server all call ``recall``. Its vector side (what to embed, the index's nearest
+memories) is ``retrieval/vector_search``, loaded only when an embedder is given;
+``Scope`` and ``Term`` are defined in ``retrieval/query`` and re-exported here.
 """
 
 from __future__ import annotations
 
-import bisect
 import math
-import re
 import sqlite3
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -18,14 +18,20 @@ from memory_layer.errors import InvalidInput
 from memory_layer.models import Memory, check_category, utcnow
 from memory_layer.retrieval import threads
 from memory_layer.retrieval.answerable import Evidence, gather
-from memory_layer.retrieval.query import Query, QueryTerm, as_query, within_project
+from memory_layer.retrieval.query import (
+    Query,
+    QueryTerm,
+    Scope,
+    Term,
+    as_query,
+    within_project,
+)
 from memory_layer.retrieval.scoring import EXPLORE_REACH, Scored, blend, clamp, fuse, rank_in_bands
 from memory_layer.storage import fts
 from memory_layer.storage.conn import Conn, db_path
 from memory_layer.storage.records import memories_by_rowid
 from memory_layer.storage.textindex import has_cjk
 from memory_layer.storage.usage import times_shown_first
-from memory_layer.text import STEM_WORDS
 
 # typing costs ~3 ms to import and is needed here only by type checkers (annotations
 # are strings at run time); this module is on the UserPromptSubmit hook path.
@@ -33,7 +39,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from memory_layer.retrieval.vectors import ScopeCosines
+    from memory_layer.retrieval.vector_search import VectorEvidence
 
 # Cosine values of MiniLM for unrelated texts sit around 0.0–0.15 and for a good
 # paraphrase around 0.5–0.8; rescale so "unrelated" maps near 0 and "same meaning" near 1.
@@ -46,68 +52,8 @@ COSINE_CEIL = 0.75
 LANGUAGE_CHECK = 3
 
 
-@dataclass(frozen=True)
-class Scope:
-    """Which memories a recall may return. ``projects=None`` means every project."""
-
-    projects: tuple[str | None, ...] | None
-    statuses: tuple[str, ...] = ("active",)
-    category: str | None = None
-    # Scenes (deploy, server_ops, coding...) the client declared: recall covers them plus
-    # memories without a scene. None = no scene filter.
-    scenes: tuple[str, ...] | None = None
-
-    @classmethod
-    def for_project(
-        cls, project: str | None, *, include_global: bool = True, category: str | None = None
-    ) -> Scope:
-        projects: tuple[str | None, ...] = (project,) if project else ()
-        if include_global:
-            projects += (None,)
-        return cls(projects=projects, category=category)
-
-    def single_project(self) -> str | None:
-        """The one named project searched (global memories may come along), else None."""
-        named = [p for p in (self.projects or ()) if p is not None]
-        return named[0] if len(named) == 1 else None
-
-    def admits(self, memory: Memory) -> bool:
-        """Whether the memory is in scope (candidates come from scoped queries; the next
-        turn of a conversation is looked up by its place, so its project is checked too)."""
-        if memory.status not in self.statuses:
-            return False
-        if self.projects is not None and memory.project not in self.projects:
-            return False
-        if self.category and memory.category != self.category:
-            return False
-        return self.scenes is None or memory.extra.get("scene") in (None, *self.scenes)
-
-    def filters(self) -> dict[str, Any]:
-        """The scope as the plain values storage filters memories by (``storage.fts``)."""
-        return {
-            "projects": self.projects,
-            "statuses": self.statuses,
-            "category": self.category,
-            "scenes": self.scenes,
-        }
-
-
 def vector_similarity(cosine: float) -> float:
     return clamp((cosine - COSINE_FLOOR) / (COSINE_CEIL - COSINE_FLOOR))
-
-
-@dataclass(frozen=True)
-class Term:
-    """A query term (retrieval/query.QueryTerm) with what the database says about it,
-    computed once per recall. Flat rather than wrapping the QueryTerm: ``coverage``
-    reads ``pattern`` and ``idf`` for every term of every candidate."""
-
-    text: str
-    pattern: re.Pattern[str]
-    idf: float
-    share: float  # fraction of memories containing the term
-    stem: str  # what ``pattern`` looks for at the start of a word
-    phrase: str  # the FTS5 phrase matching the term
 
 
 # term -> (document count when measured, document frequency). IDF moves slowly, so a
@@ -154,82 +100,6 @@ def coverage(terms: list[Term], text: str) -> float:
 # exist: their IDF adds almost nothing to BM25, but OR-ing them makes FTS5 score most of
 # the table (49 ms instead of a few at 100k memories). Coverage still counts them.
 COMMON_TERM_SHARE = 0.05
-
-
-# How many of the searched memories are read to measure which query words are common
-# among them, and the fewest for which such a share means anything.
-SHARE_SAMPLE = 500
-SHARE_MIN_SCOPE = 50
-
-
-@dataclass(frozen=True)
-class ScopeSample:
-    """The words of up to SHARE_SAMPLE memories, sorted, each with the memories using it."""
-
-    size: int
-    words: tuple[str, ...]
-    holders: tuple[frozenset[int], ...]
-
-    def count(self, stem: str) -> int:
-        """How many memories have a word starting with ``stem`` (as Term.pattern finds)."""
-        found: set[int] = set()
-        i = bisect.bisect_left(self.words, stem)
-        while i < len(self.words) and self.words[i].startswith(stem):
-            found |= self.holders[i]
-            i += 1
-        return len(found)
-
-
-_sample_cache: dict[tuple[str, str], tuple[int, ScopeSample]] = {}
-
-
-def _scope_sample(db: Conn, scope: Scope) -> ScopeSample:
-    """Up to SHARE_SAMPLE memories in scope (``fts.sample_texts``: always the same ones
-    for the same data). A warm process reuses it until the collection grows or shrinks
-    by 5%."""
-    key = (db_path(db), repr(scope))
-    total = fts.collection_size(db)
-    cached = _sample_cache.get(key)
-    if cached is not None and abs(cached[0] - total) <= 0.05 * max(total, 1):
-        return cached[1]
-    rows = fts.sample_texts(db, SHARE_SAMPLE, **scope.filters())
-    holders: dict[str, set[int]] = {}
-    for i, text in enumerate(rows):
-        for word in set(STEM_WORDS.findall(text.lower())):
-            holders.setdefault(word, set()).add(i)
-    words = sorted(holders)
-    sample = ScopeSample(len(rows), tuple(words), tuple(frozenset(holders[w]) for w in words))
-    if len(_sample_cache) > 256:
-        _sample_cache.clear()
-    _sample_cache[key] = (total, sample)
-    return sample
-
-
-def vector_query(
-    db: Conn, query: str | Query, terms: list[Term], scope: Scope, common_share: float
-) -> tuple[str, list[str]]:
-    """The text to embed for ``query``, and the words left out of it.
-
-    Words found in more than ``common_share`` of the searched memories say little about
-    which memory is meant, but they dominate a small embedding model's vector: in a
-    conversation store, a question naming a speaker ("What did Caroline paint?") ranked
-    every turn of that speaker above the one turn about painting. Leaving such words out
-    of the embedded text (keyword search still uses them) lifted LoCoMo R@10 from 0.545
-    to 0.67 with no change on coding paraphrases (benchmarks/RESULTS.md). When every word
-    is common, the query is embedded whole.
-    """
-    query = as_query(query)
-    words = [t for t in terms if t.text.isascii()]
-    if common_share >= 1.0 or not words:
-        return query.text, []
-    sample = _scope_sample(db, scope)
-    if sample.size < SHARE_MIN_SCOPE:
-        return query.text, []
-    limit = common_share * sample.size
-    common = {t.text.lower() for t in words if sample.count(t.stem) > limit}
-    if not common or len(common) == len(terms):
-        return query.text, []
-    return query.without(common), sorted(common)
 
 
 # Above this many rows matching the OR of the chosen terms, BM25-scoring them all costs tens
@@ -320,7 +190,9 @@ def rank_with_evidence(
     terms, keyword = _keyword_evidence(db, query, scope, pool)
     vectors = None  # keyword-only
     if embedder is not None:
-        vectors = _vector_evidence(db, query, terms, scope, pool, embedder, settings, keyword)
+        from memory_layer.retrieval.vector_search import vector_evidence
+
+        vectors = vector_evidence(db, query, terms, scope, pool, embedder, settings, keyword)
     scored = _score_candidates(
         db, query, terms, keyword, vectors, scope=scope, config=config, now=now,
         visible=visible, limit=limit,
@@ -367,48 +239,6 @@ def _keyword_evidence(
         return terms, keyword_candidates(db, query, scope, pool, terms)
     except sqlite3.OperationalError as exc:  # FTS5 refusing the MATCH expression
         raise InvalidInput(f"Cannot search for {query.text!r}: {exc}") from None
-
-
-@dataclass(frozen=True)
-class VectorEvidence:
-    """What the embedding side of one recall found."""
-
-    cosines: dict[int, float]  # rowid -> cosine with the embedded query
-    model_id: str  # the embedder's: a memory's vector counts only if it is this model's
-    left_out: list[str]  # words left out of the embedded query (vector_query)
-    scope: ScopeCosines  # the query's cosines over every memory searched
-    # What later cosines are measured with (the next turns of candidates, threads.py).
-    query_vector: Any = None
-    index: Any = None
-
-
-def _vector_evidence(
-    db: Conn,
-    query: Query,
-    terms: list[Term],
-    scope: Scope,
-    pool: int,
-    embedder: Any,
-    settings: dict[str, Any],
-    keyword: dict[int, float],
-) -> VectorEvidence:
-    """The ``pool`` nearest memories in scope, plus the cosine of every keyword candidate
-    the nearest left out (a memory may match on both counts, ranked far apart)."""
-    from memory_layer.retrieval.vectors import vector_index
-
-    index = vector_index(db, embedder.model_id, getattr(embedder, "dim", None))
-    embedded, dropped = vector_query(
-        db, query, terms, scope, float(settings["vector_common_share"])
-    )
-    qvec = embedder.embed([embedded])[0]
-    projects = list(scope.projects) if scope.projects is not None else None
-    hits, spread = index.search_scope(
-        qvec, projects=projects, limit=pool, active_only=scope.statuses == ("active",)
-    )
-    cosines = dict(hits)
-    missing = [r for r in keyword if r not in cosines]
-    cosines.update(index.cosine(qvec, missing))
-    return VectorEvidence(cosines, embedder.model_id, dropped, spread, qvec, index)
 
 
 def _score_candidates(
@@ -574,3 +404,27 @@ def _rank_strong_first(
         *rank_in_bands(strong, band, how.weight, how.shown_first, how.floor),
         *rank_in_bands(weak, band, how.weight, how.shown_first, how.floor),
     ]
+
+
+# The vector side's names, for callers that import them from here. Looked up on first
+# use (PEP 562), so that importing this module never loads the vector side: the hooks
+# recall keyword-only, and this module is on their path.
+_VECTOR_SIDE = frozenset(
+    {
+        "SHARE_MIN_SCOPE",
+        "SHARE_SAMPLE",
+        "ScopeSample",
+        "VectorEvidence",
+        "_sample_cache",
+        "_scope_sample",
+        "vector_query",
+    }
+)
+
+
+def __getattr__(name: str) -> object:
+    if name in _VECTOR_SIDE:
+        from memory_layer.retrieval import vector_search
+
+        return getattr(vector_search, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
