@@ -1,6 +1,6 @@
 """One line about every setting, for the dashboard's Settings page.
 
-``DEFAULTS`` in config.py says what each value is; this says what it does, in the
+``DEFAULTS`` in memory_layer/config says what each value is; this says what it does, in the
 words a person changing it needs. Keys of the per-category groups share one line with
 the category filled in. tests/test_settings_help.py fails when a setting has no line.
 """

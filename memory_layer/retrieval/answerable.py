@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from memory_layer.retrieval.vectors import ScopeCosines
 
 # Where the training's operating points land on the shared scale: the defaults of
-# retrieval.min_answer and hooks.min_answer (config.py).
+# retrieval.min_answer and hooks.min_answer (memory_layer/config).
 RECALL_POINT = 0.1
 HOOK_POINT = 0.6
 # A z-score is clipped: a scope of five memories can give a huge one by chance, and one

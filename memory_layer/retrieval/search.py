@@ -39,7 +39,13 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from memory_layer.retrieval.vector_search import VectorEvidence
+    from memory_layer.retrieval.vector_search import SHARE_MIN_SCOPE as SHARE_MIN_SCOPE
+    from memory_layer.retrieval.vector_search import SHARE_SAMPLE as SHARE_SAMPLE
+    from memory_layer.retrieval.vector_search import ScopeSample as ScopeSample
+    from memory_layer.retrieval.vector_search import VectorEvidence as VectorEvidence
+    from memory_layer.retrieval.vector_search import _sample_cache as _sample_cache
+    from memory_layer.retrieval.vector_search import _scope_sample as _scope_sample
+    from memory_layer.retrieval.vector_search import vector_query as vector_query
 
 # Cosine values of MiniLM for unrelated texts sit around 0.0–0.15 and for a good
 # paraphrase around 0.5–0.8; rescale so "unrelated" maps near 0 and "same meaning" near 1.
