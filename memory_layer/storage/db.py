@@ -164,7 +164,7 @@ def _connect(path: Path) -> sqlite3.Connection:
 
 
 def _up_to_date(conn: sqlite3.Connection) -> bool:
-    from memory_layer.storage.migrations import MIGRATIONS, SET_NAME
+    from memory_layer.storage.migrations import NAMES, SET_NAME
 
     try:
         applied = {
@@ -175,7 +175,7 @@ def _up_to_date(conn: sqlite3.Connection) -> bool:
         }
     except sqlite3.OperationalError:  # no migrations table yet: a new database
         return False
-    return all(name in applied for name, _ in MIGRATIONS)
+    return all(name in applied for name in NAMES)
 
 
 def open_db(path: Path | None = None, *, migrate: bool = True) -> sqlite3.Connection:

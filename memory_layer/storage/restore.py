@@ -54,7 +54,7 @@ class BackupInfo:
 def inspect_backup(path: Path) -> BackupInfo:
     """Open ``path`` read-only and check it is a sound memory-layer store this version
     can use: SQLite's integrity check, and a schema made of migrations we know."""
-    from memory_layer.storage.migrations import MIGRATIONS, SET_NAME
+    from memory_layer.storage.migrations import NAMES, SET_NAME
 
     if not path.is_file():
         raise InvalidInput(f"{path} is not a file. Name a backup made by `memory-layer backup`.")
@@ -89,7 +89,7 @@ def inspect_backup(path: Path) -> BackupInfo:
         ) from None
     finally:
         conn.close()
-    unknown = applied - {name for name, _ in MIGRATIONS}
+    unknown = applied - set(NAMES)
     if unknown:
         raise InvalidInput(
             f"{path} was made by a newer memory-layer (schema steps {', '.join(sorted(unknown))} "
