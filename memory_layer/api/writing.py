@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from datetime import datetime
     from typing import Any
 
+    from memory_layer.memories import RememberResult
     from memory_layer.models import Memory
     from memory_layer.requests import Place, RememberRequest
     from memory_layer.storage.conn import Conn
@@ -147,6 +148,12 @@ def remember(
         hold=hold,
         **fields,
     )
+    return _remembered(result, text)
+
+
+def _remembered(result: RememberResult, text: str) -> Remembered:
+    """What a direct write of ``text`` did, as ``remember`` reports it: a new record, an
+    old one reinforced, or the same text at the same place (nothing changed)."""
     if result.unchanged:
         return Remembered(
             result.memory,
