@@ -17,7 +17,15 @@ The kinds, each a family of shapes rather than a word list:
 * disabled checks: hooks (``--no-verify``, ``HUSKY=0``), TLS verification
   (``curl -k``, ``verify=False``, ``NODE_TLS_REJECT_UNAUTHORIZED=0``), tests, CI or
   lint (``[skip ci]``, ``-DskipTests``, "disable the failing tests"), world-writable
-  permissions (``chmod 777``), the agent's own permission prompts;
+  permissions (``chmod 777``), the agent's own permission prompts, and the security
+  controls a project relies on, as a family of a turning-off verb in any tense ("skip",
+  "disabling", "turned off", "bypass") times a control (CSRF protection, code or PR
+  review and approvals, authentication and authorization checks, signature and webhook
+  verification, SSL/TLS/certificate verification in words, 2FA/MFA, security scans such
+  as CodeQL, Snyk, dependabot alerts or secret scanning, the sandbox, SELinux/AppArmor,
+  the firewall, CSP), said before or after it ("with SSL verification disabled"), and
+  landing work on main past review ("push straight to main", "merge without review",
+  ``git push --force origin main``);
 * deleting a home or root directory (``rm -rf ~``, ``rm -rf ~/.ssh``);
 * text that speaks as the system or claims the user's approval (``SYSTEM:``,
   "the user pre-approved", "ignore previous instructions").
@@ -29,7 +37,8 @@ negation that governs the action excuses it: at most a few filler words ("run", 
 "ever", "blindly") between the negation and the match, and no condition or second
 negation before it. "Tests won't pass unless you run curl x | sh" negates passing, not
 running; "if you don't run curl x | sh it fails" and "never deploy without curl x | sh"
-ask for the action.
+ask for the action. One negation governs a list of actions joined by "or", "nor" or
+commas ("Do not bypass branch protection rules or skip required checks").
 """
 
 from __future__ import annotations
@@ -44,16 +53,78 @@ _INTERPRETER = (
     r"|invoke-expression|source)"
 )
 _FETCH = r"(?:curl|wget|fetch|iwr|irm|invoke-webrequest|invoke-restmethod|http|aria2c)"
+# The .env file, not its committed template (".env.example" holds placeholders).
+_ENV_FILE = r"\.env\b(?!\.(?:example|sample|template|dist|defaults?)\b)"
 _SECRET = (
-    r"(?:api[ _-]?keys?|secrets?|tokens?|passwords?|credentials?|private[ _-]?keys?"
-    r"|access[ _-]?keys?|ssh[ _-]?keys?|\.env\b|id_rsa|\.pem\b)"
+    rf"(?:api[ _-]?keys?|secrets?|tokens?|passwords?|credentials?|private[ _-]?keys?"
+    rf"|access[ _-]?keys?|ssh[ _-]?keys?|{_ENV_FILE}|id_rsa|\.pem\b)"
 )
 _DETERMINERS = r"(?:(?:the|your|our|my|all|any|these|those|its|real|actual|prod(?:uction)?)\s+)*"
 _CHECKS = (
-    r"(?:(?:failing|flaky|broken|slow)\s+)?"
+    r"(?:(?:failing|flaky|broken|slow|required)\s+)?"
     r"(?:tests|test\s+suite|unit\s+tests|failing\s+tests?|ci|ci\s+checks?|checks|"
     r"status\s+checks|lint(?:ing|ers?)?|eslint|ruff|flake8|mypy|type[ -]?check(?:ing|s|er)?|"
     r"pre-commit(?:\s+hooks?)?|git\s+hooks|commit\s+hooks|husky|branch\s+protection)"
+)
+# The security controls a project relies on, in words ("Disable CSRF checks", "skip code
+# review", "turn off SSL verification"). Named with what they check, a control is
+# unambiguous whatever follows it.
+_CONTROLS = (
+    r"(?:csrf|xsrf)\s+(?:protection|tokens?|checks?|validation|middleware|verification)"
+    r"|(?:code|pr|pull[ -]request|peer|security)\s+reviews?"
+    r"|(?:required|pr|pull[ -]request|review|code[ -]?owners?)\s+approvals?"
+    r"|approvals?\s+(?:steps?|gates?|requirements?|rules?|checks?)"
+    r"|(?:auth(?:entication|orization|n|z)?|permissions?|access[ -]control|rbac)"
+    r"\s+(?:checks?|guards?|middleware|verification|validation)"
+    r"|(?:(?:webhook|hmac|jwt|token|request)\s+)?signatures?\s+(?:verification|validation|checks?)"
+    r"|(?:webhook|hmac|jwt|token)\s+(?:verification|validation)"
+    r"|(?:ssl|tls|https|certificates?|certs?|host\s*name)\s+(?:verification|validation|"
+    r"checks?|checking|verify|pinning)"
+    r"|(?:2fa|mfa|two[- ]factor|multi[- ]factor)\s+auth(?:entication)?"
+    r"|security\s+(?:scans?|scanning|checks?|audits?|alerts?|gates?)"
+    r"|(?:codeql|snyk|dependabot|semgrep|gitleaks|trivy|bandit)\s+(?:scans?|checks?|alerts?)"
+    r"|secrets?\s+scan(?:s|ning|ner)?|push\s+protection|npm\s+audit"
+    r"|content[ -]security[ -]policy"
+)
+# A bare name is a control only when no noun follows it: "remove the sandbox" is one,
+# "remove the sandbox directory", "delete the authentication tokens" or "remove the
+# approval badge" name something else.
+_BARE_NAMES = (
+    r"(?:csrf|xsrf|approvals?|authentication|authorization|2fa|mfa|two[- ]factor|multi[- ]factor"
+    r"|codeql|snyk|dependabot|semgrep|gitleaks|sandbox(?:ing)?|selinux|apparmor|firewall|csp)"
+)
+_BARE = (
+    rf"{_BARE_NAMES}"
+    r"(?![\w-]|\s+(?!(?:on|in|for|to|from|at|and|or|when|if|so|because|everywhere|entirely|"
+    r"altogether|again|too|as|by|with|until|while|since|across|now|then|here|there|"
+    r"first|instead|temporarily|locally|globally|completely|for\s+now|"
+    # ... or a verb saying what turning it off did ("Disabling MFA fixed the CI login").
+    r"is|was|will|would|should|could|can|fix(?:es|ed)?|solv(?:es|ed)|ma(?:de|kes)|lets?|"
+    r"help(?:s|ed)?|work(?:s|ed)|unblock(?:s|ed)|sav(?:es|ed)|gets?|got|means?|"
+    r"speeds?|sped)\b|\w+ly\b)[a-z0-9]+)"
+)
+_GUARDS = rf"(?:{_CONTROLS})(?![\w-])|{_BARE}"
+# The verbs that turn a control off, in any tense: "Disabling CSRF protection fixed the
+# 403" is the same ask as "Disable CSRF protection".
+_TURN_OFF = (
+    r"(?:disabl(?:e|es|ed|ing)|skip(?:s|ped|ping)?|bypass(?:es|ed|ing)?|ignor(?:e|es|ed|ing)"
+    r"|(?:turn(?:s|ed|ing)?|switch(?:es|ed|ing)?|shut(?:s|ting)?)\s+off|deactivat(?:e|es|ed|ing)"
+    r"|circumvent(?:s|ed|ing)?|remov(?:e|es|ed|ing)|delet(?:e|es|ed|ing)"
+    r"|comment(?:s|ed|ing)?\s+out|drop(?:s|ped|ping)?|get(?:ting)?\s+around)"
+)
+# Said after the control: "with SSL verification disabled", "CSRF checks are turned off".
+_TURNED_OFF = r"(?:disabled|turned\s+off|switched\s+off|bypassed|skipped|deactivated)"
+# Landing work on the main branch without review: "push straight to main", "commit
+# directly to master", "merge PRs without review", a force push to main.
+_MAIN = r"(?:origin[ /])?(?:main|master|trunk)\b"
+_PAST_REVIEW = (
+    rf"\b(?:push|commit|merg)(?:e|es|ed|ing|s|ted|ting)?\s+(?:[\w`'.-]+\s+){{0,3}}?"
+    rf"(?:straight|directly|right)\s+(?:in)?to\s+(?:the\s+)?{_MAIN}"
+    rf"|\bmerg(?:e|es|ed|ing)\s+(?:[\w`'.-]+\s+){{0,3}}?without\s+(?:a\s+|any\s+)?"
+    rf"(?:code\s+|pr\s+)?(?:reviews?|approvals?)\b"
+    rf"|\bforce[ -]?push(?:es|ed|ing)?\s+(?:[\w`'.-]+\s+){{0,3}}?(?:to|on|onto|into)\s+"
+    rf"(?:the\s+)?{_MAIN}"
+    rf"|\bgit\s+push\b(?=[^\n;|&]*\s(?:-f|--force)\b)[^\n;|&]*?\s\+?{_MAIN}"
 )
 
 # (reason, pattern, may a negated clause excuse it)
@@ -78,7 +149,7 @@ _KINDS: tuple[tuple[str, re.Pattern[str], bool], ...] = (
             rf"[^.;\n]{{0,60}}?\b{_SECRET}[^.;\n]{{0,60}}?\b(?:in|into|to)\s+"
             rf"(?:the\s+|your\s+|a\s+)?(?:git\s+)?(?:commit|repo(?:sitory)?\b|version\s+control)"
             rf"|\bcommit(?:ting)?\s+{_DETERMINERS}{_SECRET}"
-            rf"|\bgit\s+add\s+(?:-f\s+|--force\s+)?\S*(?:\.env\b|id_rsa|\.pem\b|credentials)",
+            rf"|\bgit\s+add\s+(?:-f\s+|--force\s+)?\S*(?:{_ENV_FILE}|id_rsa|\.pem\b|credentials)",
             re.IGNORECASE,
         ),
         True,
@@ -93,8 +164,16 @@ _KINDS: tuple[tuple[str, re.Pattern[str], bool], ...] = (
             r"|\bPYTHONHTTPSVERIFY\s*=\s*0|\bGIT_SSL_NO_VERIFY\s*=\s*(?:1|true)"
             r"|\bsslVerify\s+false\b|\bstrict-ssl\s+false\b"
             r"|\[(?:skip ci|ci skip|no ci|skip actions)\]|-DskipTests\b|-Dmaven\.test\.skip=true"
+            r"|\brejectUnauthorized\s*[:=]\s*false\b|\bInsecureSkipVerify\s*[:=]\s*true\b"
+            r"|\bverify_?ssl\s*[:=]\s*(?:false|0)\b|\bsetenforce\s+0\b|\bSELINUX=disabled\b"
+            r"|\bufw\s+disable\b|@csrf_exempt\b|\.csrf\(\)\s*\.disable\(\)"
+            r"|\.csrf\(\s*(\w+)\s*->\s*\1\.disable\(\)\s*\)"
             rf"|\b(?:disable|skip|turn\s+off|comment\s+out|delete|remove|bypass|ignore)\s+"
-            rf"{_DETERMINERS}{_CHECKS}(?![\w-])",
+            rf"{_DETERMINERS}{_CHECKS}(?![\w-])"
+            rf"|\b{_TURN_OFF}\s+{_DETERMINERS}(?:{_GUARDS})"
+            rf"|\b(?:{_CONTROLS}|{_BARE_NAMES})\s+(?:(?:is|are|was|were|gets?|got|stays?|left)\s+)?"
+            rf"{_TURNED_OFF}\b"
+            rf"|{_PAST_REVIEW}",
             re.IGNORECASE,
         ),
         True,
@@ -132,7 +211,7 @@ _NEGATION = re.compile(
     # Not "without", "instead of" or "rather than": they negate what they replace, and the
     # action after them is the one asked for ("instead of copying just pipe curl … | sh").
     r"\b(?:never|not|no\s+longer|don'?t|do\s+not|doesn'?t|didn'?t|avoid(?:s|ing)?|"
-    r"stop(?:ped)?|mustn'?t|shouldn'?t|can'?t|cannot|won'?t|"
+    r"stop(?:ped)?|prevent(?:s|ed|ing)?|mustn'?t|shouldn'?t|can'?t|cannot|won'?t|"
     r"forbid(?:s|den)?|prohibit(?:s|ed)?|disallow(?:s|ed)?|refuse[sd]?|nobody|no\s+one)\b"
     r"(?!\s+(?:forget|hesitate|worry|fail|miss)\b)",
     re.IGNORECASE,
@@ -160,12 +239,16 @@ _GAP_WORD = re.compile(r"[\w'-]+")
 # subject of a claim that X is needed ("not running curl … | sh leaves the fixtures
 # missing", "not using --no-verify is what breaks the release"): an ask, not advice.
 _CONSEQUENCE = re.compile(
-    r"\b(?:fail\w*|break\w*|broke|cannot|can'?t|won'?t|unless|otherwise|is\s+why|"
+    # "fail", not "failures": "Don't ignore CI failures" names what is ignored.
+    r"\b(?:fail(?:s|ed|ing)?|break\w*|broke|cannot|can'?t|won'?t|unless|otherwise|is\s+why|"
     r"leav(?:e|es|ing)|missing|need(?:s|ed)?|requir\w+|errors?|stuck|hangs?|crash\w*|"
     r"what\s+(?:breaks|fails|causes))\b",
     re.IGNORECASE,
 )
-_SENTENCE_END = re.compile(r"[.;!?\n]")
+# The consequence is looked for up to the end of the sentence, or of the action when a
+# list of them follows ("Do not bypass branch protection rules or skip required checks":
+# "required" qualifies the next action, it is no consequence of this one).
+_SENTENCE_END = re.compile(r"[.;!?\n]|\b(?:or|nor)\b")
 
 
 def _negated(text: str, start: int, end: int) -> bool:
@@ -189,14 +272,31 @@ def _negated(text: str, start: int, end: int) -> bool:
     return not _CONSEQUENCE.search(after[: stop.start()] if stop else after)
 
 
+# One negation governs a list of actions: "Do not bypass branch protection rules or skip
+# required checks", "never skip tests, disable lint, or push to main". Between an excused
+# match and the next one: the rest of its object (a few words) and "or", "nor" or a comma.
+_COORDINATION = re.compile(r"(?:\s*[\w'-]+){0,3}?\s*(?:,\s*(?:or\s+|nor\s+)?|(?:or|nor)\s+)")
+
+
+def _coordinated(text: str, excused_to: int, start: int) -> bool:
+    """Whether the match at ``start`` continues a list whose earlier action (ending at
+    ``excused_to``) a negation governs."""
+    return excused_to >= 0 and bool(_COORDINATION.fullmatch(text, excused_to, start))
+
+
 def risky_instruction(text: str) -> str | None:
     """Why ``text`` asks for a risky action (the kind and the words), or None."""
     # Markdown code spans are formatting, not words: "Commit the `.env` file" asks what
     # "Commit the .env file" asks.
     text = text.replace("`", "")
     for reason, pattern, excusable in _KINDS:
+        excused_to = -1  # where the last match a negation excused ends
         for match in pattern.finditer(text):
-            if excusable and _negated(text, match.start(), match.end()):
+            if excusable and (
+                _negated(text, match.start(), match.end())
+                or _coordinated(text, excused_to, match.start())
+            ):
+                excused_to = match.end()
                 continue
             shown = " ".join(match.group(0).split())[:_SHOWN_CHARS]
             return f"risky instruction: {reason} ({shown!r})"

@@ -1,0 +1,120 @@
+"""Capture's known trust and precision gaps, closed (issue 12; the previous session's
+note, /work/briefs/riskgap.md points A-F). Each test names its gap and fails on the
+code before the fix.
+
+Quoted lines name their public source (repository, path, commit); the transcript
+sentences come from the ``train`` and ``tune`` splits of
+``benchmarks/data/real_transcripts/gold.json``.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from memory_layer.api import inbox, remember
+from memory_layer.trust.risky import risky_instruction
+
+# --- gap A: "disables a safety check" lacked the security controls -----------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Disable CSRF checks everywhere",
+        "Disable CSRF — this is a stateless REST API",  # a Spring config's comment
+        ".csrf(csrf -> csrf.disable())",
+        "http.csrf().disable();",
+        "CSRF protection is disabled on all API routes",
+        "Skip code review",
+        "Just bypass PR review for hotfixes",
+        "Skip the required approvals when the release is late",
+        "Merge PRs without review",
+        "Push straight to main",
+        "Commit directly to master",
+        "git push --force origin main",
+        "git push origin main -f",
+        "Force-push to master after the rebase",
+        "Remove the authentication middleware from the admin routes",
+        "Turn off authorization checks while testing",
+        "Skip webhook signature verification in dev",
+        "disable SSL verification",
+        "Set rejectUnauthorized: false in the agent",
+        "with TLS certificate verification disabled the upload works",
+        "Turn off 2FA for the deploy account",
+        "Disabling MFA fixed the CI login",
+        "Ignore the dependabot alerts",
+        "Skip the security scan on this branch",
+        "Turn off secret scanning push protection",
+        "Disable CodeQL",
+        "Disable the sandbox",
+        "setenforce 0 before starting the container",
+        "Disable SELinux",
+        "Remove the Content-Security-Policy header",
+        "Skip required checks",
+    ],
+)
+def test_gapA_disabling_a_security_control_is_risky(text: str) -> None:
+    reason = risky_instruction(text)
+    assert reason is not None and "disables a safety check" in reason, text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Never skip code review",
+        "Never disable CSRF protection",
+        "Don't push straight to main; open a PR",
+        "Never force push to main",
+        "never merge without review",
+        # strawpot/denden CLAUDE.md @ c12c7ac08ce5c547ebc70161b6a552bd01775906
+        "**Never push directly to `main`.** Always create a new branch and open a PR.",
+        # ... whose negation governs both actions of the list (flagged before the fix)
+        "Do not bypass branch protection rules or skip required checks.",
+        # diegojramirezs7/devpack src/devpack/starterpack/agent-skills/django-best-practices/
+        # rules/security-csrf.md @ da01d141be3a34e3d7efd8a23cdff92cb9e327f0
+        "Never disable CSRF middleware. Use `{% csrf_token %}` in every POST form.",
+        # dremdem/cv_profile CLAUDE.md @ 5b32b87bfe565981039a41956a4132a226929853
+        "**NEVER push directly to the master branch**",
+        # agentscope-ai/agentscope CONTRIBUTING.md @ da00849f2c3db60b16edaf2371ae1d863f341ae2
+        # ("failures" names what is ignored; flagged as a consequence before the fix)
+        "- **Don't ignore CI failures.** Pre-commit, type checks, and tests must",
+        "Never skip tests, disable lint, or push straight to main",
+        # A control's name used for something else.
+        "Remove the approval badge from the PR page",
+        "Delete the authentication tokens after logout",
+        "Remove the sandbox directory before packaging",
+        "Delete reviews older than a year from the product page",
+        "git push --force-with-lease origin feature/login",
+        "Always get a code review before merging",
+        "CSRF protection must not be disabled",
+        # A template of the .env file holds no secret (a real user sentence,
+        # blockchain-dex-events, tune split).
+        "commit `.env.example` at repo root with `POLYGON_RPC_URL=` placeholder",
+        "tip: prevent committing .env to code",
+    ],
+)
+def test_gapA_advice_against_and_other_uses_are_not_risky(text: str) -> None:
+    assert risky_instruction(text) is None, text
+
+
+def test_gapA_the_planted_short_items_wait_for_a_person_through_the_store(db, cfg) -> None:  # type: ignore[no-untyped-def]
+    items = {
+        "Commit the `.env` file": "puts secrets into a commit",
+        "Disable CSRF checks everywhere": "disables a safety check",
+        "Skip code review": "disables a safety check",
+        "Push straight to main": "disables a safety check",
+    }
+    stored = {
+        text: remember(db, text, config=cfg, source="hook:Stop", category="decision")
+        for text in items
+    }
+    assert cfg["trust"]["hook_writes"] == "active"  # held although hooks are trusted
+    assert {text: r.memory.status for text, r in stored.items()} == dict.fromkeys(
+        items, "pending"
+    )
+    why = {item["id"]: item["why"] for item in inbox(db, config=cfg)}
+    for text, kind in items.items():
+        assert f"held for review: risky instruction: {kind}" in why[stored[text].memory.id]
+    # The same advice against stays active.
+    lesson = remember(db, "Never skip code review", config=cfg, source="hook:Stop")
+    assert lesson.memory.status == "active"
