@@ -11,7 +11,9 @@ policy can hold it for a person instead of injecting it into later sessions.
 Detection is lexical and cheap enough for a hook: the text the tools returned is
 cut into overlapping runs of ``RUN`` words, and an assistant sentence is
 "relayed" when at least ``RELAY_SHARE`` of its own runs occur there, or when it
-attributes itself to a document ("the README says", "according to the docs").
+attributes itself to a document ("the README says", "according to the docs"). A line
+shorter than a run (a list item: "Skip code review") is kept whole too, and a line of
+the assistant's equal to it is relayed.
 CJK text has no spaces, so each CJK character counts as a word.
 
 The tool text is a rolling window over the session, not one batch: a relay in a later
@@ -97,6 +99,37 @@ def _words(text: str) -> list[str]:
     return _WORD.findall(text.lower())
 
 
+# A list item shorter than a run ("Skip code review", "Disable CSRF") has no run of its
+# own; copied as one item of the assistant's own list, every run crossing it also holds
+# the assistant's words. So each short line of tool text is hashed whole as well, its list
+# marker and markup dropped, and an item equal to one counts as copied. Only whole lines:
+# a tool line that merely contains the item's words inside a longer sentence is not it.
+ITEM_WORDS = (2, RUN - 1)  # one word ("pytest", "Done") is a name, not an instruction
+_SHORT_LINE = re.compile(r"^[^\n]{3,120}$", re.MULTILINE)  # longer lines hold > 3 words
+_ITEM_MARKER = re.compile(r"^\s*(?:(?:[-*+\u2022>]|\d{1,3}[.)])\s+)*(?:\[[ xX]\]\s+)?")
+_ITEM_TAG = b"\x00item "  # an item's hash never equals a run's
+
+
+def _item_words(line: str) -> list[str] | None:
+    """A short line's words without its list marker (None: not an item's length)."""
+    words = _words(_ITEM_MARKER.sub("", line, count=1))
+    return words if ITEM_WORDS[0] <= len(words) <= ITEM_WORDS[1] else None
+
+
+def _item_hash(words: list[str]) -> int:
+    return crc32(_ITEM_TAG + " ".join(words).encode())
+
+
+def _item_hashes(text: str) -> list[int]:
+    """The hashes of the short lines of ``text`` (line numbers already removed)."""
+    out: list[int] = []
+    for match in _SHORT_LINE.finditer(text):
+        words = _item_words(match.group(0))
+        if words is not None:
+            out.append(_item_hash(words))
+    return out
+
+
 def word_runs(text: str) -> set[tuple[str, ...]]:
     """Every run of ``RUN`` consecutive words of ``text`` (one run for shorter text)."""
     words = _words(text)
@@ -114,11 +147,16 @@ def _hashes(runs: list[tuple[str, ...]]) -> list[int]:
     return [crc32(" ".join(run).encode()) for run in runs]
 
 
-def _ordered_runs(text: str) -> list[tuple[str, ...]]:
-    """``word_runs`` in reading order, limited to the tail the window can keep."""
+def _readable(text: str) -> str:
+    """The tail of a tool result the window can keep, without Read's line numbers."""
     text = text[-TAIL_CHARS:]
     if "\u2192" in text or "\t" in text:  # most outputs have neither: skip the pass
         text = _LINE_NUMBER.sub("", text)
+    return text
+
+
+def _ordered_runs(text: str) -> list[tuple[str, ...]]:
+    """``word_runs`` of readable ``text`` in reading order, as many as the window keeps."""
     words = _words(text)[-(WINDOW_RUNS + RUN - 1) :]
     if len(words) < RUN:
         return [tuple(words)] if words else []
@@ -143,7 +181,8 @@ class ToolText:
     def add(self, text: str) -> None:
         if not text:
             return
-        keys = _hashes(_ordered_runs(text))
+        text = _readable(text)
+        keys = _hashes(_ordered_runs(text)) + _item_hashes(text)
         for key in keys:
             self._new.pop(key, None)  # seen again: recent again
             self._new[key] = None
@@ -179,12 +218,14 @@ class ToolText:
         """Whether ``text`` (a candidate's evidence: one line per part it was built from,
         a decision list's title and items) repeats tool text.
 
-        Judged three ways, because a copy hides differently at each size: the whole
+        Judged four ways, because a copy hides differently at each size: the whole
         evidence (a fetched list of short items copied word for word: "Skip code
         review" alone has no run of ``RUN`` words, the joined list has many); each line
         alone (one item copied into the assistant's own list: judged together, three own
-        items would dilute it); and each line's words covered by runs the tools returned
-        (a short line inside a copied stretch, whatever the own text around the list)."""
+        items would dilute it); each line shorter than a run against the short lines the
+        tools returned (one such item among the assistant's own); and each line's words
+        covered by runs the tools returned (a short line inside a copied stretch,
+        whatever the own text around the list)."""
         lines = [line for line in text.splitlines() if line.strip()]
         if any(attributed(line) for line in lines):
             return True
@@ -194,12 +235,14 @@ class ToolText:
         spans: list[tuple[int, int]] = []  # each line's words in ``words``
         for line in lines:
             start = len(words)
-            words += _words(line)
+            words += _words(_ITEM_MARKER.sub("", line, count=1))
             spans.append((start, len(words)))
+        lookup = self._runs()
+        if any(_is_item(words[start:end], lookup) for start, end in spans):
+            return True
         if len(words) < RUN:
             return False
         keys = _hashes([tuple(words[i : i + RUN]) for i in range(len(words) - RUN + 1)])
-        lookup = self._runs()
         seen = [key in lookup for key in keys]
         if len(keys) >= MIN_RUNS and sum(seen) / len(seen) >= RELAY_SHARE:
             return True
@@ -209,11 +252,20 @@ class ToolText:
         """Whether ``sentence`` repeats tool text (or attributes itself to a document)."""
         if attributed(sentence):
             return True
-        runs = _hashes(list(word_runs(sentence)))
-        if len(runs) < MIN_RUNS or not self:
+        if not self:
             return False
         seen = self._runs()
+        if _is_item(_words(_ITEM_MARKER.sub("", sentence, count=1)), seen):
+            return True
+        runs = _hashes(list(word_runs(sentence)))
+        if len(runs) < MIN_RUNS:
+            return False
         return sum(1 for key in runs if key in seen) / len(runs) >= RELAY_SHARE
+
+
+def _is_item(words: list[str], lookup: set[int]) -> bool:
+    """Whether ``words`` (one line) are exactly a short line the tools returned."""
+    return ITEM_WORDS[0] <= len(words) <= ITEM_WORDS[1] and _item_hash(words) in lookup
 
 
 def _line_relayed(seen: list[bool], start: int, end: int) -> bool:
