@@ -14,9 +14,11 @@ from typing import Any
 import pytest
 
 from memory_layer.api import inbox, remember
+from memory_layer.capture.extract import extract
 from memory_layer.capture.provenance import ToolText
+from memory_layer.capture.signals import command_candidates, events_from_entries
 from memory_layer.trust.risky import risky_instruction
-from tests.test_capture_rereview_fixes import _read, _rows, _said, _store, _webfetch
+from tests.test_capture_rereview_fixes import _read, _rows, _said, _store, _tool, _webfetch
 
 # --- gap A: "disables a safety check" lacked the security controls -----------------
 
@@ -187,3 +189,76 @@ def test_gapB_own_short_items_stay_the_assistants_beside_tool_text(page: str) ->
     tools.add(page)
     assert not tools.relays_any("Postgres for storage")
     assert not tools.relays("Postgres for storage.")
+
+
+# --- gap C: single-run forms of a command kept as the project's command -------------
+
+ONE_RUN_COMMANDS = [
+    "pytest -k=test_login",
+    'npx jest -t "renders the navbar"',
+    'npx vitest run -t "adds two numbers"',
+    "pytest --lf",
+    "pytest --last-failed -q",
+    "pytest -x --pdb",
+    "go test ./... -run TestLogin",
+    "npm test -- --testNamePattern=login",
+    "npx jest -u",
+    "npx jest --watch",
+    "mocha --grep login",
+    "dotnet test --filter Name~Login",
+    "bundle exec rspec spec/models/user_spec.rb:42",
+]
+
+
+def _bash(command: str, output: str = "ok") -> list[Any]:
+    tur = {"stdout": output, "stderr": "", "interrupted": False, "isImage": False}
+    return _tool("Bash", {"command": command, "description": "run"}, output, tur)
+
+
+def _observed(*commands: str) -> list[str]:
+    entries = [entry for command in commands for entry in _bash(command)]
+    return [c.text for c in command_candidates(events_from_entries(entries))]
+
+
+@pytest.mark.parametrize("command", ONE_RUN_COMMANDS)
+def test_gapC_a_single_run_command_observed_is_no_project_command(command: str) -> None:
+    assert _observed(command) == []
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        *(f"Run the tests: `{command}`" for command in ONE_RUN_COMMANDS),
+        "Migrate: `python manage.py migrate --fake`",
+        "To migrate the old database: `python manage.py migrate --fake-initial`",
+    ],
+)
+def test_gapC_a_single_run_command_stated_is_no_recipe(said: str) -> None:
+    assert [c for c in extract(said, "assistant") if c.extractor == "recipe.stated"] == []
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "pytest > /tmp/pytest.log 2>&1",
+        "pytest 2> /tmp/err.txt",
+        "pytest 2>&1 | tee /tmp/pytest.log",
+        "pytest &> test-output.log",
+    ],
+)
+def test_gapC_a_temp_log_redirect_is_dropped_from_the_command(command: str) -> None:
+    # Where this run's output went is no part of the project's command, like `| tail`.
+    assert _observed(command) == ["Run the tests with `pytest`."]
+    found = [c.text for c in extract(f"Run the tests: `{command}`", "assistant")]
+    assert found == ["Run the tests: `pytest`"]
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["pytest -q", "pnpm --filter web test", "cargo test -- --nocapture", "pytest -x -vv"],
+)
+def test_gapC_the_projects_own_test_commands_are_kept(command: str) -> None:
+    assert _observed(command) == [f"Run the tests with `{command}`."]
+    assert _observed("python manage.py migrate") == []  # no kind: never a command memory
+    stated = [c.text for c in extract("Migrate: `python manage.py migrate`", "assistant")]
+    assert stated == ["Migrate: `python manage.py migrate`"]

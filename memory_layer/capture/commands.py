@@ -31,8 +31,15 @@ _CD_PREFIX = LazyPattern(
     r"nvm\s+use(?:\s+\S+)?|(?:conda|mamba)\s+activate\s+\S+)\s*(?:&&|;)\s*"
 )
 _WRAPPER_PREFIX = LazyPattern(r"^\s*(?:time|timeout\s+(?:-\S+\s+)*\d+[smh]?)\s+")
+# Where one run's output was put aside to read afterwards: a temporary directory or a log
+# file (``> /tmp/x.log``, ``2> /tmp/err.txt``, ``&> build.log``), like ``| tee /tmp/…``.
+_SCRATCH_FILE = (
+    r"(?:['\"]?(?:/tmp/|/var/tmp/|\$\{?TMPDIR\}?/?|%TEMP%|\$env:TEMP)[^\s;&|]*"
+    r"|[^\s;&|]+\.(?:log|out|txt))"
+)
 _TRAILING = LazyPattern(
-    r"\s*(?:\d?>&\d|\d?>\s*/dev/null|\|\s*(?:tail|head|less|more|cat|grep|tee)\b[^|;&]*|"
+    rf"\s*(?:&>>?\s*{_SCRATCH_FILE}|\d?>>?\s*{_SCRATCH_FILE}|"
+    r"\d?>&\d|\d?>\s*/dev/null|\|\s*(?:tail|head|less|more|cat|grep|tee)\b[^|;&]*|"
     r";\s*echo\b[^|;&]*|&&\s*echo\b[^|;&]*|\|\|\s*(?:true|echo\b[^|;&]*)|\s+&)\s*$"
 )
 
@@ -304,6 +311,40 @@ _THROWAWAY_TAG = LazyPattern(
     r"\s(?:-t|--tag)[\s=]+\S+:(?:test|tmp|temp|debug|scratch|wip|try|local)\b"
 )
 
+# Flags that make a run about this moment rather than the project's command: rerun the
+# last failures (``pytest --lf``), stop in the debugger (``--pdb``), watch or open a UI,
+# fake a migration (``manage.py migrate --fake``).
+_ONE_RUN_FLAGS = frozenset(
+    """--pdb --trace --lf --last-failed --ff --failed-first --sw --stepwise --inspect
+    --inspect-brk --fake --fake-initial --watch --watchAll --ui""".split()
+)
+# ... and, on a test command, flags that pick some tests or change the snapshots:
+# ``jest -t "name"``, ``pytest -k=name``, ``go test -run TestX``, ``mocha --grep x``,
+# ``dotnet test --filter Name``, ``jest -u``.
+_ONE_TEST_FLAGS = frozenset(
+    """-k -t -g -run --grep --testNamePattern --test-name-pattern --filter --deselect
+    --only-failures --onlyFailures --findRelatedTests --testPathPattern -u
+    --updateSnapshot --update-snapshots --debug""".split()
+)
+# The package managers' own --filter picks a workspace package, not tests
+# (``pnpm --filter web test`` is a monorepo's test command).
+_WORKSPACE_TOOLS = frozenset({"pnpm", "yarn", "npm", "bun", "turbo", "nx"})
+_FILE_LINE = LazyPattern(r"\.\w{1,5}:\d+$")  # ``rspec spec/models/user_spec.rb:42``
+
+
+def _single_run(cmd: str) -> bool:
+    """Whether a flag or target of ``cmd`` makes it about this run (see the flag sets)."""
+    toks = _program_tokens(cmd)
+    flags = {tok.split("=", 1)[0] for tok in toks[1:] if tok.startswith("-")}
+    if flags & _ONE_RUN_FLAGS:
+        return True
+    if command_kind(cmd) != "test":
+        return False
+    if toks and toks[0] in _WORKSPACE_TOOLS:
+        flags.discard("--filter")
+    return bool(flags & _ONE_TEST_FLAGS) or any(_FILE_LINE.search(tok) for tok in toks[1:])
+
+
 # What is left of a command after normalising that still chains another one:
 # `rubocop 2>&1 | tail -10; echo "---"; git status --short` is a one-off, while
 # `ruff check . && ruff format --check .` chains two checks and is the project's command.
@@ -319,10 +360,14 @@ def _one_off_chain(cmd: str) -> bool:
 
 def one_off_command(cmd: str) -> bool:
     """Whether a (normalised) command is too specific to be the project's command: one
-    test (``::``, ``-k``), a check aimed at source files (``pytest tests/test_api.py``,
-    ``rubocop app/models/user.rb``), a throwaway image tag, or a chain ending in other
-    commands (``…; git status --short``). The one noise filter of the commands observed
-    (``signals.command_candidates``) and those the assistant states (``recipes``)."""
+    test (``::``, ``-k``, ``jest -t "name"``), a single-run flag (``pytest --lf``,
+    ``--pdb``, ``manage.py migrate --fake``), a check aimed at source files (``pytest
+    tests/test_api.py``, ``rubocop app/models/user.rb``), a throwaway image tag, or a
+    chain ending in other commands (``…; git status --short``). The one noise filter of
+    the commands observed (``signals.command_candidates``) and those the assistant states
+    (``recipes``)."""
     if _ONE_TEST.search(cmd) or _THROWAWAY_TAG.search(cmd) or _one_off_chain(cmd):
+        return True
+    if _single_run(cmd):
         return True
     return bool(command_kind(cmd)) and bool(_SINGLE_FILE.search(cmd))
