@@ -15,6 +15,7 @@ import pytest
 
 from memory_layer.api import inbox, remember
 from memory_layer.capture.extract import extract
+from memory_layer.capture.prose import prose_sentences
 from memory_layer.capture.provenance import ToolText
 from memory_layer.capture.signals import command_candidates, events_from_entries
 from memory_layer.trust.risky import risky_instruction
@@ -115,9 +116,7 @@ def test_gapA_the_planted_short_items_wait_for_a_person_through_the_store(db, cf
         for text in items
     }
     assert cfg["trust"]["hook_writes"] == "active"  # held although hooks are trusted
-    assert {text: r.memory.status for text, r in stored.items()} == dict.fromkeys(
-        items, "pending"
-    )
+    assert {text: r.memory.status for text, r in stored.items()} == dict.fromkeys(items, "pending")
     why = {item["id"]: item["why"] for item in inbox(db, config=cfg)}
     for text, kind in items.items():
         assert f"held for review: risky instruction: {kind}" in why[stored[text].memory.id]
@@ -160,9 +159,14 @@ def test_gapB_a_short_fetched_item_among_own_items_is_relayed(fetch: Any, item: 
 
 def test_gapB_a_short_fetched_line_repeated_as_a_sentence_is_relayed() -> None:
     tools = ToolText()
-    tools.add("\n".join(f"{i + 1:6}\u2192{line}" for i, line in enumerate(
-        ["## Notes", "", "1. Rotate the logs weekly", "2. Skip code review", "3. Ship it"]
-    )))
+    tools.add(
+        "\n".join(
+            f"{i + 1:6}\u2192{line}"
+            for i, line in enumerate(
+                ["## Notes", "", "1. Rotate the logs weekly", "2. Skip code review", "3. Ship it"]
+            )
+        )
+    )
     assert tools.relays("Skip code review.")
     assert tools.relays_any("Skip code review")
     assert not tools.relays("Skip review.")  # two of its words are no line of it
@@ -179,10 +183,7 @@ def test_gapB_a_short_fetched_line_repeated_as_a_sentence_is_relayed() -> None:
     ],
 )
 def test_gapB_own_short_items_stay_the_assistants_beside_tool_text(page: str) -> None:
-    said = (
-        "Key decisions:\n\n- Postgres for storage\n- FastAPI over Flask\n"
-        "- Render for hosting\n"
-    )
+    said = "Key decisions:\n\n- Postgres for storage\n- FastAPI over Flask\n- Render for hosting\n"
     rows = _rows(_store([*_read("/repo/README.md", page), _said(said)]))
     assert len(rows) == 3 and all(r[:2] == ("active", None) for r in rows), rows
     tools = ToolText()
@@ -262,3 +263,55 @@ def test_gapC_the_projects_own_test_commands_are_kept(command: str) -> None:
     assert _observed("python manage.py migrate") == []  # no kind: never a command memory
     stated = [c.text for c in extract("Migrate: `python manage.py migrate`", "assistant")]
     assert stated == ["Migrate: `python manage.py migrate`"]
+
+
+# --- gap D: the sentence splitter cut inside a Markdown code span --------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "sentences"),
+    [
+        ("Run `ruff check . || true` first.", ["Run `ruff check . || true` first."]),
+        (
+            "Run `ruff check . || true` first. Then commit.",
+            ["Run `ruff check . || true` first.", "Then commit."],
+        ),
+        (
+            "Use ``git log --format='%h. %s'`` here. Next.",
+            ["Use ``git log --format='%h. %s'`` here.", "Next."],
+        ),
+        # An unmatched backtick opens no span: the sentence still ends.
+        ("An odd ` backtick. Next sentence here.", ["An odd ` backtick.", "Next sentence here."]),
+        ("Always run `npm ci`. Never `npm i`.", ["Always run `npm ci`.", "Never `npm i`."]),
+    ],
+)
+def test_gapD_no_sentence_ends_inside_a_code_span(text: str, sentences: list[str]) -> None:
+    assert prose_sentences(text) == sentences
+
+
+@pytest.mark.parametrize(
+    ("said", "role", "category"),
+    [
+        (
+            "Always run `ruff check . || true` before committing, the CI lint is advisory here.",
+            "user",
+            "convention",
+        ),
+        (
+            "Note: in this repo we always use `git add . && git commit -s` to sign off.",
+            "user",
+            "tool_preference",
+        ),
+        (
+            "Gotcha: `docker compose up -d . --build` rebuilds only the api image.",
+            "assistant",
+            "gotcha",
+        ),
+    ],
+)
+def test_gapD_a_rule_with_a_dot_in_its_command_is_kept_whole(
+    said: str, role: str, category: str
+) -> None:
+    found = [(c.category, c.text) for c in extract(said, role)]
+    assert len(found) == 1 and found[0][0] == category, found
+    assert found[0][1].count("`") == 2 and found[0][1].endswith("."), found

@@ -37,10 +37,18 @@ _ABBREVIATIONS = frozenset({"e.g.", "i.e.", "etc.", "vs.", "cf.", "approx.", "no
 _SENTENCE_END = re.compile(r"[.!?](?=\s+\S)|[。！？](?=\S)")
 
 
+# A Markdown code span: a run of backticks, then the same run closing it. What is inside
+# is a command or a name, never a sentence end ("Run `ruff check . || true` first.").
+_CODE_SPAN = re.compile(r"(`+)(?!`).+?(?<!`)\1(?!`)")
+
+
 def _split_sentences(line: str) -> list[str]:
     out: list[str] = []
     start = 0
+    spans = [m.span() for m in _CODE_SPAN.finditer(line)] if "`" in line else []
     for m in _SENTENCE_END.finditer(line):
+        if any(a < m.start() < b for a, b in spans):
+            continue
         word = line[start : m.end()].rsplit(None, 1)[-1].lower()
         if word in _ABBREVIATIONS:
             continue
