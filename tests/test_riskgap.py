@@ -315,3 +315,70 @@ def test_gapD_a_rule_with_a_dot_in_its_command_is_kept_whole(
     found = [(c.category, c.text) for c in extract(said, role)]
     assert len(found) == 1 and found[0][0] == category, found
     assert found[0][1].count("`") == 2 and found[0][1].endswith("."), found
+
+
+# --- gap E: a deferral was a decision only beside a "(not …)" contrast --------------
+
+
+@pytest.mark.parametrize(
+    ("said", "role"),
+    [
+        # bastion-agentique/bastion's sentence without its "(not implemented)".
+        (
+            "Oracle staleness check deferred because it requires on-chain RPC lookups of "
+            "oracle account slot timestamps; `oracle_staleness_slots` field reserved.",
+            "user",
+        ),
+        (
+            "Oracle staleness check deferred because it requires on-chain RPC lookups of "
+            "oracle account slot timestamps.",
+            "assistant",
+        ),
+        (
+            "Rate limiting was postponed to v2 since the API is only reachable from the VPN.",
+            "assistant",
+        ),
+        (
+            "Multi-currency support is out of scope for v1 because the payment provider only "
+            "settles in USD.",
+            "user",
+        ),
+        (
+            "We left out the `--watch` mode because chokidar breaks on WSL network drives.",
+            "assistant",
+        ),
+        (
+            "PDF export is descoped from the MVP due to `pdfkit` lacking CJK font support.",
+            "assistant",
+        ),
+    ],
+)
+def test_gapE_a_deferral_with_its_reason_is_a_decision(said: str, role: str) -> None:
+    assert [(c.category, c.extractor) for c in extract(said, role)] == [
+        ("decision", "finding.deferral")
+    ]
+
+
+@pytest.mark.parametrize(
+    ("said", "role"),
+    [
+        # A deferral of this task only, or a plan of the speaker's.
+        ("I'll defer the refactor until you review.", "assistant"),
+        ("I'll defer the `auth` refactor because you want to review the API first.", "assistant"),
+        ("The `auth` refactor is deferred because you want to review the API first.", "assistant"),
+        ("The `auth` refactor is deferred until you review the API.", "assistant"),
+        ("Let's leave the `e2e` tests out because they take 20 minutes to run.", "user"),
+        ("The `e2e` suite is deferred for now because it takes 20 minutes.", "assistant"),
+        (
+            "I've postponed the `v2` migration because the staging DB is being restored.",
+            "assistant",
+        ),
+        # An event put off by an outage, a question, no reason, nothing concrete.
+        ("The deploy was postponed because the CI runner was down.", "assistant"),
+        ("Is rate limiting out of scope because the API is internal?", "user"),
+        ("The `webhooks` module is deferred to the next milestone.", "assistant"),
+        ("The meeting was postponed because the whole team is at the offsite.", "user"),
+    ],
+)
+def test_gapE_a_deferral_of_this_task_is_not_stored(said: str, role: str) -> None:
+    assert [c for c in extract(said, role) if c.category == "decision"] == []

@@ -36,6 +36,7 @@ from memory_layer.capture.findings import (
     cause,
     change_report,
     correction,
+    deferral,
     diagnosis,
     gotcha,
     harmless,
@@ -321,7 +322,7 @@ def _decision(role: str) -> Extractor:
 
 def _extractors(role: str) -> list[Extractor]:
     if role == "user":
-        return [_instruction, _decision("user"), diagnosis, gotcha, correction]
+        return [_instruction, _decision("user"), diagnosis, gotcha, correction, deferral]
     return [
         _decision("assistant"),
         diagnosis,
@@ -330,6 +331,7 @@ def _extractors(role: str) -> list[Extractor]:
         change_report,
         harmless,
         stated_command,
+        deferral,
     ]
 
 

@@ -226,6 +226,47 @@ _DEFERRED = re.compile(
 )
 
 
+# The same scope decision without the "(not …)" a correction needs: "Rate limiting was
+# postponed to v2 since the API is only reachable from the VPN", "Multi-currency support is
+# out of scope for v1 because the provider only settles in USD". Said as done (a
+# participle, "out of scope"), with a reason; never a plan or offer of the speaker ("I'll
+# defer the refactor until you review"), a reason that is the person spoken to ("because
+# you want to review it first"), or an event put off by an outage ("the deploy was
+# postponed because the CI runner was down").
+_SCOPED_OUT = re.compile(
+    r"\b(?:deferred|postponed|descoped|de-scoped|left out|(?:out of|not in) (?:the )?scope)\b"
+    r".*?\b(?P<reason>because|since|due to|given that|as (?:it|they|this|that|we|our|the))\b",
+    re.IGNORECASE,
+)
+_SPEAKER_PLAN = re.compile(
+    r"\b(?:i|we)(?:'ll|'d|\s+(?:will|would|can|could|should|might|am going to|are going to))\b"
+    r"|\blet'?s\b|\blet me\b",
+    re.IGNORECASE,
+)
+_ABOUT_LISTENER = re.compile(r"\b(?:you|your|you'(?:re|ve|d|ll))\b", re.IGNORECASE)
+_OUTAGE = re.compile(
+    r"\b(?:was|were|is|are|went) (?:down|offline|unavailable|unreachable|flaky|red|failing|busy)\b"
+    r"|\btimed out\b|\bran out of\b|\b(?:sick|holiday|vacation|ooo)\b",
+    re.IGNORECASE,
+)
+
+
+def deferral(sentences: list[str], i: int) -> tuple[Candidate | None, int]:
+    s = sentences[i]
+    scoped = _SCOPED_OUT.search(s)
+    if not scoped or not usable(s) or not CONCRETE.search(s) or count_words(s) < 8:
+        return None, 0
+    if TRANSIENT.search(s) or NARRATION.search(s) or _SPEAKER_PLAN.search(s):
+        return None, 0
+    reason = s[scoped.start("reason") :]
+    if _ABOUT_LISTENER.search(reason) or _OUTAGE.search(reason):
+        return None, 0
+    text = finish(s)
+    if not text:
+        return None, 0
+    return Candidate(text, "decision", 0.6, "finding.deferral", s), 0
+
+
 # Noise the session established as harmless: "The `@react-native-async-storage` warnings
 # are harmless — they're from MetaMask SDK's optional dependency and don't affect the
 # build." (yashpunmiya/Solsmile). A later session must not chase them again.
