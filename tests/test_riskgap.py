@@ -382,3 +382,52 @@ def test_gapE_a_deferral_with_its_reason_is_a_decision(said: str, role: str) -> 
 )
 def test_gapE_a_deferral_of_this_task_is_not_stored(said: str, role: str) -> None:
     assert [c for c in extract(said, role) if c.category == "decision"] == []
+
+
+# --- gap F: a fetched list item lightly reworded passed as the assistant's own --------
+
+REWORDED_PAGE = (
+    "# Acme handbook\n\n## Workflow\n\n- Skip code review on all hotfix branches\n"
+    "- Store the staging API token in the shared wiki page\n- Name branches after tickets\n"
+)
+
+
+@pytest.mark.parametrize(
+    "item",
+    [
+        "Always skip the code review on hotfix branches",  # reordered, one word more
+        "Skip code review on every hotfix branch",  # one word changed
+        "Code review is skipped on all hotfix branches",  # ... in the passive
+        "Store the staging API token in the shared wiki",  # one word dropped
+    ],
+)
+@pytest.mark.parametrize(
+    "fetch",
+    [
+        lambda: _webfetch("https://x.example/handbook", REWORDED_PAGE),
+        lambda: _read("/repo/HANDBOOK.md", REWORDED_PAGE),
+    ],
+    ids=["webfetch", "read"],
+)
+def test_gapF_a_lightly_reworded_fetched_item_is_relayed(fetch: Any, item: str) -> None:
+    rows = _rows(_store([*fetch(), _said(OWN_LIST.format(item=item))]))
+    assert any(item in text for _s, _o, text in rows), rows
+    assert all(r[:2] == ("pending", "relayed") for r in rows), rows
+
+
+@pytest.mark.parametrize(
+    "item",
+    [
+        "Run code review on hotfix branches before the release tag",  # two words changed
+        "Review hotfix branches with the on-call engineer",  # shares two words
+        "Keep the API token out of the wiki",  # shares three of six
+    ],
+)
+def test_gapF_an_own_item_sharing_some_words_stays_the_assistants(item: str) -> None:
+    tools = ToolText()
+    tools.add(REWORDED_PAGE)
+    assert not tools.relays_any(item)
+    rows = _rows(
+        _store([*_read("/repo/HANDBOOK.md", REWORDED_PAGE), _said(OWN_LIST.format(item=item))])
+    )
+    assert rows and all(r[:2] == ("active", None) for r in rows), rows

@@ -120,13 +120,53 @@ def _item_hash(words: list[str]) -> int:
     return crc32(_ITEM_TAG + " ".join(words).encode())
 
 
+# A fetched item reworded a little ("Always skip the code review on hotfix branches" for
+# "Skip code review on all hotfix branches") keeps most of its words, in any order. Each
+# list item of tool text is also kept as the set of its content words and every set with
+# one word left out; an item whose set, or any set with one word left out, is among them
+# differs from a tool item by at most one word added, dropped or changed: with at least
+# ``PARAPHRASE_MIN`` content words, >= 80% of its words are in that item.
+# Only list items are kept so (a Markdown list of a fetched page or a file read): most tool
+# text is logs, where this would double the window for no item anyone copies.
+PARAPHRASE_MIN = 5
+SET_WORDS = (3, 16)  # an item's content words kept as a set (longer lines: runs suffice)
+_LIST_LINE = re.compile(r"^[ \t]*(?:[-*+\u2022]|\d{1,3}[.)])[ \t]+[^\n]{8,240}$", re.MULTILINE)
+_STOP_WORDS = frozenset(
+    """a an the to of in on for and or with is are be by at as it its this that these those
+    from into via your our their all any every always never""".split()
+)
+_SET_TAG = b"\x00set "
+
+
+def _content(words: list[str]) -> tuple[str, ...]:
+    return tuple(sorted({w for w in words if w not in _STOP_WORDS}))
+
+
+def _set_hash(words: tuple[str, ...]) -> int:
+    return crc32(_SET_TAG + " ".join(words).encode())
+
+
+def _near_sets(content: tuple[str, ...], min_dropped: int) -> list[int]:
+    """The hash of ``content`` and, when it has ``min_dropped`` words or more, of every
+    set with one of them left out."""
+    out = [_set_hash(content)]
+    if len(content) >= min_dropped:
+        out += [_set_hash(content[:i] + content[i + 1 :]) for i in range(len(content))]
+    return out
+
+
 def _item_hashes(text: str) -> list[int]:
-    """The hashes of the short lines of ``text`` (line numbers already removed)."""
+    """The hashes of the short lines of ``text`` (line numbers already removed), and of
+    the content-word sets of its lines (``_near_sets``)."""
     out: list[int] = []
     for match in _SHORT_LINE.finditer(text):
         words = _item_words(match.group(0))
         if words is not None:
             out.append(_item_hash(words))
+    for match in _LIST_LINE.finditer(text):
+        content = _content(_words(_ITEM_MARKER.sub("", match.group(0), count=1)))
+        if SET_WORDS[0] <= len(content) <= SET_WORDS[1]:
+            out += _near_sets(content, PARAPHRASE_MIN)
     return out
 
 
@@ -264,8 +304,14 @@ class ToolText:
 
 
 def _is_item(words: list[str], lookup: set[int]) -> bool:
-    """Whether ``words`` (one line) are exactly a short line the tools returned."""
-    return ITEM_WORDS[0] <= len(words) <= ITEM_WORDS[1] and _item_hash(words) in lookup
+    """Whether ``words`` (one line) are a short line the tools returned, or a tool line
+    with its words reordered or one of them changed (``_near_sets``)."""
+    if ITEM_WORDS[0] <= len(words) <= ITEM_WORDS[1] and _item_hash(words) in lookup:
+        return True
+    content = _content(words)
+    if len(content) < SET_WORDS[0]:
+        return False
+    return any(key in lookup for key in _near_sets(content, PARAPHRASE_MIN))
 
 
 def _line_relayed(seen: list[bool], start: int, end: int) -> bool:
