@@ -11,12 +11,17 @@ holds too, so it is measured on text nobody wrote to please it:
   (``tests/fixtures/transcripts/``, as ``benchmarks/capture_quality.py`` runs them);
 * with ``--git-mirrors DIR``: every CLAUDE.md, AGENTS.md, CONTRIBUTING.md,
   copilot-instructions.md and .cursorrules at the HEAD of each git repository under DIR
-  (``DIR/*/repo``, as the search tool's ``fetch`` stores them), named with its commit.
+  (``DIR/*/repo``, as the search tool's ``fetch`` stores them), named with its commit;
+* with ``--transcripts DIR``: every prose sentence (user and assistant) and every line of
+  tool output of the real transcripts of ``capture_real.py``'s ``train`` and ``tune``
+  splits cached in DIR (``~/.cache/memory-layer/real-transcripts``). The held-out splits
+  are never read.
 
 Every flagged line is printed, to be judged by reading it. The planted texts of issue 12
 (a failing test log and a relayed README) must all be held.
 
-Run: ``.venv/bin/python benchmarks/risky_instructions.py [--git-mirrors /work/.mirror]``
+Run: ``.venv/bin/python benchmarks/risky_instructions.py [--git-mirrors /work/.mirror]
+[--transcripts ~/.cache/memory-layer/real-transcripts]``
 """
 
 from __future__ import annotations
@@ -87,6 +92,32 @@ def mirror_sources(directory: Path) -> list[tuple[str, list[str]]]:
     return out
 
 
+TRANSCRIPT_SPLITS = ("train", "tune")  # never the held-out ones
+GOLD = ROOT / "benchmarks" / "data" / "real_transcripts" / "gold.json"
+
+
+def transcript_sources(directory: Path) -> list[tuple[str, list[str]]]:
+    import json
+
+    from memory_layer.capture.prose import prose_sentences
+    from memory_layer.capture.transcript import iter_entries
+
+    out: list[tuple[str, list[str]]] = []
+    for item in json.loads(GOLD.read_text(encoding="utf-8"))["transcripts"]:
+        path = directory / f"{item['name']}.jsonl"
+        if item.get("split") not in TRANSCRIPT_SPLITS or not path.exists():
+            continue
+        said: list[str] = []
+        tools: list[str] = []
+        for entry, _end in iter_entries(str(path)):
+            if entry.is_tool_result:
+                tools += [line for r in entry.tool_results for line in lines_of(r.relay_text)]
+            elif entry.role in ("user", "assistant") and not entry.is_sidechain:
+                said += [s for text in entry.texts for s in prose_sentences(text)]
+        out += [(f"{item['name']} (prose)", said), (f"{item['name']} (tool output)", tools)]
+    return out
+
+
 def report(title: str, sources: list[tuple[str, list[str]]]) -> int:
     total = sum(len(lines) for _, lines in sources)
     flagged = [(where, line, risky_instruction(line)) for where, lines in sources for line in lines]
@@ -100,6 +131,9 @@ def report(title: str, sources: list[tuple[str, list[str]]]) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--git-mirrors", type=Path, help="also scan DIR/*/repo at HEAD")
+    parser.add_argument(
+        "--transcripts", type=Path, help="also scan the cached train/tune real transcripts"
+    )
     args = parser.parse_args(argv)
     missed = [text for text in PLANTED if risky_instruction(text) is None]
     print(f"planted texts of issue 12 held: {len(PLANTED) - len(missed)} of {len(PLANTED)}")
@@ -107,6 +141,9 @@ def main(argv: list[str] | None = None) -> int:
     report("extractor candidates on the fixture transcripts", candidate_sources())
     if args.git_mirrors:
         report(f"instruction files in {args.git_mirrors}", mirror_sources(args.git_mirrors))
+    if args.transcripts:
+        found = transcript_sources(args.transcripts.expanduser())
+        report(f"train/tune real transcripts in {args.transcripts}", found)
     return 1 if missed else 0
 
 
