@@ -23,7 +23,6 @@ from typing import Any
 
 from memory_layer.errors import NotFound
 from memory_layer.models import now_stamp
-from memory_layer.outcomes.candidates import candidates
 from memory_layer.outcomes.rules import FAILURE, SUCCESS, Settings
 from memory_layer.retrieval.scoring import clamp
 from memory_layer.storage.conn import Conn
@@ -178,6 +177,10 @@ def credit_task(
 ) -> list[dict[str, Any]]:
     """Credit every candidate of a task that closed with ``outcome`` (once per memory);
     ``closer``: the session that closed it (see ``candidates``)."""
+    # Imported here: hooks load this module for task bookkeeping on every SessionStart,
+    # and judge evidence only when a task actually closes.
+    from memory_layer.outcomes.candidates import candidates
+
     live = {c["memory_id"] for c in live_task_credits(db, task.id)}
     out = []
     for cand in candidates(db, task, rules, end=at, closer=closer):
@@ -218,6 +221,8 @@ def rejudge_task(
     """
     if task.outcome is None or task.closed_at is None:
         return [], []
+    from memory_layer.outcomes.candidates import candidates
+
     live = {c["memory_id"]: c for c in live_task_credits(db, task.id)}
     applied: list[dict[str, Any]] = []
     undone: list[dict[str, Any]] = []
