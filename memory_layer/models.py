@@ -6,7 +6,7 @@ import json
 from datetime import UTC, datetime
 
 from memory_layer.errors import InvalidInput, UnknownCategory
-from memory_layer.frozen import Frozen
+from memory_layer.frozen import Frozen, field
 
 # typing costs ~3 ms to import and is needed here only by type checkers (annotations
 # are strings at run time), so the hook path never imports it.
@@ -115,9 +115,8 @@ class Memory(Frozen):
     embedding_model: str | None = None
     rowid: int = 0
     # Columns added by later migrations, kept so every layer sees the whole row.
-    extra: dict[str, Any]
+    extra: dict[str, Any] = field(default_factory=dict)
     _not_compared = frozenset({"rowid", "extra"})
-    _factories = {"extra": dict}
 
     @property
     def scope(self) -> str:

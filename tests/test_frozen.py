@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memory_layer.frozen import Frozen
+from memory_layer.frozen import Frozen, field
 
 
 class Point(Frozen):
@@ -29,11 +29,11 @@ def test_frozen_and_refuses_bad_arguments() -> None:
     with pytest.raises(AttributeError, match="frozen"):
         p.x = 2  # type: ignore[misc]
     with pytest.raises(TypeError, match="missing required argument 'x'"):
-        Point()
+        Point()  # type: ignore[call-arg]
     with pytest.raises(TypeError, match="unexpected arguments"):
-        Point(1, w=2)
+        Point(1, w=2)  # type: ignore[call-arg]
     with pytest.raises(TypeError, match="takes 3 fields"):
-        Point(1, 2, "a", 4)
+        Point(1, 2, "a", 4)  # type: ignore[call-arg]
 
 
 def test_equality_hash_and_repr_go_by_the_compared_fields() -> None:
@@ -63,3 +63,24 @@ def test_post_init_validates_and_replace_copies_and_validates_again() -> None:
         c.replace(n=-2)
     with pytest.raises(TypeError, match="unexpected arguments"):
         c.replace(other=1)
+
+
+class Tagged(Frozen):
+    name: str
+    tags: dict[str, int] = field(default_factory=dict)
+
+
+class MoreTagged(Tagged):
+    notes: list[str] = field(default_factory=list)
+
+
+def test_a_field_default_factory_makes_a_fresh_value_per_instance() -> None:
+    a, b = Tagged("a"), Tagged("b")
+    assert a.tags == {} and a.tags is not b.tags
+    a.tags["x"] = 1  # the dict itself is the record's own, as with dataclasses
+    assert Tagged("c").tags == {}
+    assert Tagged("d", {"y": 2}).tags == {"y": 2}  # a value given wins
+    assert not hasattr(Tagged, "tags")  # no shared class-level default left behind
+    more = MoreTagged("e")
+    assert more.tags == {} and more.notes == [] and MoreTagged._fields == ("name", "tags", "notes")
+    assert more == MoreTagged("e", {}, [])

@@ -16,7 +16,7 @@ import json
 import os
 from collections.abc import Mapping
 
-from memory_layer.frozen import Frozen
+from memory_layer.frozen import Frozen, field
 
 # typing costs a few ms to import and the hook's fast path needs it only for type
 # checkers (annotations are strings here), so it is imported for them alone.
@@ -78,13 +78,10 @@ class Event(Frozen):
     # From the environment, not stdin: the project root Claude Code was opened in,
     # and the plugin's userConfig options (CLAUDE_PLUGIN_OPTION_*), lower-cased keys.
     project_dir: str = ""
-    options: dict[str, str]  # default: a new empty dict
+    options: dict[str, str] = field(default_factory=dict)
     # CLAUDE_CODE_TASK_LIST_ID of the hook's own process: the warm engine serves many
     # sessions and its environment is whichever session started it.
     task_list_id: str = ""
-
-    # Fields whose default is a fresh dict per event (the rest default to their class value).
-    _factories = {"options": dict, "tool_input": dict}
 
     @property
     def directory(self) -> str:
@@ -116,7 +113,7 @@ class ToolUsed(Event):
     """PostToolUse and PostToolUseFailure."""
 
     tool_name: str = ""
-    tool_input: dict[str, Any]  # default: a new empty dict
+    tool_input: dict[str, Any] = field(default_factory=dict)
     tool_response: Any = None
     tool_use_id: str = ""
     error: str | None = None  # set for PostToolUseFailure ("Exit code 1\n…")

@@ -60,7 +60,10 @@ _EVENT_COLUMNS = "id, at, kind, tool, command, ok, error, file_path, text"
 def _session(row: Sequence[Any] | None) -> Session | None:
     if row is None:
         return None
-    return Session(*row[:8], pending=bool(row[8]))
+    session_id, project, cwd, path, offset, started_at, ended_at, since, pending = row
+    return Session(
+        session_id, project, cwd, path, offset, started_at, ended_at, since, bool(pending)
+    )
 
 
 def _event(row: Sequence[Any]) -> SessionEvent:
