@@ -21,12 +21,12 @@ from typing import TYPE_CHECKING, Any
 # module here cost a hook 15-30 ms.
 _HOMES = {
     "OutcomeResult": "lifecycle",
-    "correct_outcome": "lifecycle",
-    "memory_feedback": "lifecycle",
-    "record_outcome": "lifecycle",
-    "restore_sinking": "lifecycle",
-    "undo_credit": "lifecycle",
-    "undo_outcome": "lifecycle",
+    "correct_outcome": "manual",
+    "memory_feedback": "manual",
+    "record_outcome": "manual",
+    "restore_sinking": "manual",
+    "undo_credit": "manual",
+    "undo_outcome": "manual",
     "FAILURE": "rules",
     "SUCCESS": "rules",
     "close_outcome": "rules",
@@ -42,8 +42,8 @@ _HOMES = {
 }
 
 if TYPE_CHECKING:
-    from memory_layer.outcomes.lifecycle import (
-        OutcomeResult,
+    from memory_layer.outcomes.lifecycle import OutcomeResult
+    from memory_layer.outcomes.manual import (
         correct_outcome,
         memory_feedback,
         record_outcome,
