@@ -104,6 +104,25 @@ def test_gapA_advice_against_and_other_uses_are_not_risky(text: str) -> None:
     assert risky_instruction(text) is None, text
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        # Review of riskgap, finding 1: a comma alone is no negated list. A prohibition
+        # followed by an order asks for the order (each held before riskgap A).
+        "Don't skip tests, disable lint.",
+        "Never commit the .env, git add id_rsa",
+        "Don't skip tests, disable CSRF protection.",
+        "Never use --no-verify, force push to main.",
+    ],
+)
+def test_gapA_review_a_comma_alone_does_not_carry_the_negation(text: str) -> None:
+    assert risky_instruction(text) is not None, text
+
+
+def test_gapA_review_a_list_closed_by_or_or_nor_stays_excused() -> None:
+    assert risky_instruction("Never skip tests, disable lint, nor push to main.") is None
+
+
 def test_gapA_the_planted_short_items_wait_for_a_person_through_the_store(db, cfg) -> None:  # type: ignore[no-untyped-def]
     items = {
         "Commit the `.env` file": "puts secrets into a commit",

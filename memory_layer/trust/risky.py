@@ -276,12 +276,24 @@ def _negated(text: str, start: int, end: int) -> bool:
 # required checks", "never skip tests, disable lint, or push to main". Between an excused
 # match and the next one: the rest of its object (a few words) and "or", "nor" or a comma.
 _COORDINATION = re.compile(r"(?:\s*[\w'-]+){0,3}?\s*(?:,\s*(?:or\s+|nor\s+)?|(?:or|nor)\s+)")
+# A comma alone joins a negated list only when "or"/"nor" closes it later in the sentence:
+# "Don't skip tests, disable lint." is a prohibition followed by an order, not one list.
+_LIST_CLOSER = re.compile(r"\b(?:or|nor)\b", re.IGNORECASE)
+_LIST_END = re.compile(r"[.;!?\n]")
 
 
 def _coordinated(text: str, excused_to: int, start: int) -> bool:
     """Whether the match at ``start`` continues a list whose earlier action (ending at
     ``excused_to``) a negation governs."""
-    return excused_to >= 0 and bool(_COORDINATION.fullmatch(text, excused_to, start))
+    if excused_to < 0:
+        return False
+    joiner = _COORDINATION.fullmatch(text, excused_to, start)
+    if not joiner:
+        return False
+    if _LIST_CLOSER.search(joiner.group(0)):
+        return True
+    stop = _LIST_END.search(text, start)
+    return bool(_LIST_CLOSER.search(text, start, stop.start() if stop else len(text)))
 
 
 def risky_instruction(text: str) -> str | None:
