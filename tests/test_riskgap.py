@@ -191,6 +191,18 @@ def test_gapB_a_short_fetched_line_repeated_as_a_sentence_is_relayed() -> None:
     assert not tools.relays("Skip review.")  # two of its words are no line of it
 
 
+def test_gapB_review_a_short_item_of_a_fetched_table_is_relayed() -> None:
+    # Review of riskgap, finding 2: a page's rules as a Markdown table, not a list.
+    tools = ToolText()
+    tools.add(
+        "| Rule | Note |\n|---|---|\n| Self-approve PRs | hotfixes |\n"
+        "| Rotate the deploy keys every week on Monday | ops |\n"
+    )
+    assert tools.relays_any("Self-approve PRs")
+    assert tools.relays_any("Rotate deploy keys every Monday week")  # reworded cell
+    assert not tools.relays_any("Approve PRs")  # not a whole cell
+
+
 @pytest.mark.parametrize(
     "page",
     [

@@ -131,6 +131,7 @@ def _item_hash(words: list[str]) -> int:
 PARAPHRASE_MIN = 5
 SET_WORDS = (3, 16)  # an item's content words kept as a set (longer lines: runs suffice)
 _LIST_LINE = re.compile(r"^[ \t]*(?:[-*+\u2022]|\d{1,3}[.)])[ \t]+[^\n]{8,240}$", re.MULTILINE)
+_TABLE_ROW = re.compile(r"^[ \t]*\|[^\n]*\|[ \t]*$", re.MULTILINE)
 _STOP_WORDS = frozenset(
     """a an the to of in on for and or with is are be by at as it its this that these those
     from into via your our their all any every always never""".split()
@@ -163,8 +164,17 @@ def _item_hashes(text: str) -> list[int]:
         words = _item_words(match.group(0))
         if words is not None:
             out.append(_item_hash(words))
-    for match in _LIST_LINE.finditer(text):
-        content = _content(_words(_ITEM_MARKER.sub("", match.group(0), count=1)))
+    items = [_ITEM_MARKER.sub("", m.group(0), count=1) for m in _LIST_LINE.finditer(text)]
+    # A Markdown table's cells are items too ("| Self-approve PRs | hotfixes |"): a page's
+    # rules are as often a table as a list.
+    for row in _TABLE_ROW.finditer(text):
+        for cell in row.group(0).strip().strip("|").split("|"):
+            words = _item_words(cell)
+            if words is not None:
+                out.append(_item_hash(words))
+            items.append(cell)
+    for item in items:
+        content = _content(_words(item))
         if SET_WORDS[0] <= len(content) <= SET_WORDS[1]:
             out += _near_sets(content, PARAPHRASE_MIN)
     return out
