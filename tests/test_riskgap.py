@@ -123,6 +123,33 @@ def test_gapA_review_a_list_closed_by_or_or_nor_stays_excused() -> None:
     assert risky_instruction("Never skip tests, disable lint, nor push to main.") is None
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        # Review of riskgap, finding 3: flags and settings that switch a control off.
+        "Set verify_ssl false in the client config",
+        "Set verify_ssl to false",
+        "WTF_CSRF_ENABLED = False",
+        "Launch Chrome with --disable-web-security for the e2e run",
+        "Run the browser with --no-sandbox",
+        "docker run --privileged -v /:/host app",
+        "Add --security-opt seccomp=unconfined",
+        "Run setenforce Permissive first",
+        "systemctl stop firewalld before the install",
+        "iptables -F to clear the rules",
+        "git config commit.gpgsign false",
+        "Merge it with gh pr merge 42 --admin",
+    ],
+)
+def test_gapA_review_flags_that_switch_a_control_off_are_risky(text: str) -> None:
+    assert risky_instruction(text) is not None, text
+
+
+@pytest.mark.parametrize("text", ["verify_ssl: true", "iptables -L -n", "gh pr merge 42 --squash"])
+def test_gapA_review_the_same_tools_used_safely_are_not_risky(text: str) -> None:
+    assert risky_instruction(text) is None, text
+
+
 def test_gapA_the_planted_short_items_wait_for_a_person_through_the_store(db, cfg) -> None:  # type: ignore[no-untyped-def]
     items = {
         "Commit the `.env` file": "puts secrets into a commit",
