@@ -67,12 +67,13 @@ SEED = 1234
 N_CTX = 4096
 MAX_NEW_TOKENS = 320  # a window's lessons; a longer answer is the model rambling
 WINDOW_CHARS = 5000  # ~1,300 tokens of turn text: prompt + window + answer fit N_CTX
-PROMPT_CHARS = 1500  # the user's prompt heading every window of a long turn
+PROMPT_CHARS = 600  # the start of the prompt heading a long turn's later windows
 COMMAND_CHARS = 200
 ERROR_CHARS = 200
 MAX_COMMANDS = 12  # shell commands quoted per turn (agents run dozens)
 JUDGE_NEGATIVES = 400  # negative units sampled per split for the AUC (all positives kept)
 HELD_OUT = ("holdout", "holdout2")
+KEEP_GRID = (-4.0, -3.0, -2.0, -1.0, 0.0, 1.0, 2.0, 3.0)  # judge log-odds thresholds
 
 # The model's categories, folded into the store's vocabulary (memory_layer.models).
 CATEGORY_ALIASES = {
@@ -257,7 +258,7 @@ class Chat:
         eos = self.llm.token_eos()
         stops = {eos, *self._end_of_turn()}
         for _ in range(max_tokens):
-            token = int(self.llm.scores[self.llm.n_tokens - 1].argmax())  # greedy
+            token = int(self._logits().argmax())  # greedy
             if token in stops:
                 break
             out.append(token)
@@ -265,6 +266,15 @@ class Chat:
         self.cost.wall_s += time.perf_counter() - started
         self.cost.add_perf(self.llm)
         return self.llm.detokenize(out).decode("utf-8", errors="replace")
+
+    def _logits(self) -> Any:
+        """The last evaluated token's logits (llama_cpp 0.3 keeps no copy without
+        ``logits_all``, which would cost n_ctx x n_vocab floats)."""
+        import llama_cpp
+        import numpy as np
+
+        pointer = llama_cpp.llama_get_logits_ith(self.llm.ctx, -1)
+        return np.ctypeslib.as_array(pointer, shape=(self.llm.n_vocab(),))
 
     def _end_of_turn(self) -> list[int]:
         ids = []
@@ -279,7 +289,7 @@ class Chat:
         tokens = self.tokens(system, user)
         started = time.perf_counter()
         self._eval(tokens)
-        logits = self.llm.scores[self.llm.n_tokens - 1]
+        logits = self._logits()
         self.cost.wall_s += time.perf_counter() - started
         self.cost.add_perf(self.llm)
         return _logsumexp([float(logits[t]) for t in yes]) - _logsumexp(
@@ -354,19 +364,23 @@ def _one_line(text: str, limit: int) -> str:
 
 
 def windows(entries: list[Any]) -> list[Window]:
+    """Each turn cut into windows of at most ``WINDOW_CHARS``; a window that does not
+    start with the user's prompt is headed by its beginning (what the turn is about).
+    A pasted spec in a prompt is read whole, over as many windows as it takes."""
     out: list[Window] = []
     for index, (prompt, lines) in enumerate(turn_texts(entries)):
-        head = f"USER: {prompt[:PROMPT_CHARS]}"
+        head = f"USER (start of the prompt): {prompt[:PROMPT_CHARS]}"
+        pieces = _split(f"USER: {prompt}", WINDOW_CHARS)
+        pieces += [p for line in lines for p in _split(line, WINDOW_CHARS)]
         chunk: list[str] = []
         size = 0
-        pieces = [p for line in lines for p in _split(line, WINDOW_CHARS)]
         for piece in pieces:
             if chunk and size + len(piece) > WINDOW_CHARS:
-                out.append(Window(index, "\n\n".join([head, *chunk])))
-                chunk, size = [], 0
+                out.append(Window(index, "\n\n".join(chunk)))
+                chunk, size = [head], len(head)
             chunk.append(piece)
             size += len(piece)
-        out.append(Window(index, "\n\n".join([head, *chunk])))
+        out.append(Window(index, "\n\n".join(chunk)))
     return out
 
 
@@ -480,25 +494,20 @@ def _judge_prompt(role: str, text: str) -> str:
     return f"Sentence (written by {speaker}): {text}"
 
 
-def filter_rules(
-    chat: Chat, path: Path, keep: float, trace: list[str] | None
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The rules' stored records (keyword-only store), and those the model keeps."""
+def judge_rules(chat: Chat, path: Path, trace: list[str] | None) -> list[dict[str, Any]]:
+    """The rules' stored records (keyword-only store), each with the model's ``score``."""
     from capture_real import capture
 
     with tempfile.TemporaryDirectory() as home:
         (Path(home) / "config.yaml").write_text("embedding:\n  enabled: false\n")
         records = capture(path, Path(home), None)
     yes, no = _yes_no(chat)
-    kept = []
     for row in records:
         role = "user" if row["origin"] == "user" else "agent"
-        value = chat.yes_score(JUDGE_SYSTEM, _judge_prompt(role, row["text"]), yes, no)
+        row["score"] = chat.yes_score(JUDGE_SYSTEM, _judge_prompt(role, row["text"]), yes, no)
         if trace is not None:
-            trace.append(f"  {value:+.2f} [{row['category']}] {row['text'][:140]}")
-        if value >= keep:
-            kept.append(row)
-    return records, kept
+            trace.append(f"  {row['score']:+.2f} [{row['category']}] {row['text'][:140]}")
+    return records
 
 
 # --- the run ---------------------------------------------------------------------------
@@ -547,8 +556,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             entries, _offset = read_new_entries(path, 0)
             records = extract(chat, entries, trace)
         else:
-            before, records = filter_rules(chat, path, args.keep, trace)
-            rules.append(score(spec, before))
+            judged = judge_rules(chat, path, trace)
+            rules.append(score(spec, judged))
+            records = [row for row in judged if row["score"] >= args.keep]
         cost.per_transcript[spec["name"]] = round(cost.wall_s - started, 1)
         results.append(score(spec, records))
         traces[spec["name"]] = trace or []
@@ -556,10 +566,25 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         report[split] = totals([r for r in results if r.split == split])
         if rules:
             report[f"{split}_rules"] = totals([r for r in rules if r.split == split])
+            report[f"{split}_sweep"] = sweep([r for r in rules if r.split == split])
     report["cost"] = cost.report()
     report["results"] = results
     report["traces"] = traces
     return report
+
+
+def sweep(judged: list[Scored]) -> dict[str, dict[str, Any]]:
+    """Totals of the filter at each threshold of ``KEEP_GRID`` (the operating curve)."""
+    curve = {}
+    for keep in KEEP_GRID:
+        kept = [score(_spec(r), [row for row in r.records if row["score"] >= keep]) for r in judged]
+        t = totals(kept)
+        curve[f"{keep:+.1f}"] = {k: t[k] for k in ("records", "precision", "recall")}
+    return curve
+
+
+def _spec(r: Scored) -> dict[str, Any]:
+    return {"name": r.name, "split": r.split, "language": r.language, "lessons": r.lessons}
 
 
 def _print(report: dict[str, Any], verbose: bool) -> None:
