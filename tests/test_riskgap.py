@@ -139,13 +139,32 @@ def test_gapA_review_a_list_closed_by_or_or_nor_stays_excused() -> None:
         "iptables -F to clear the rules",
         "git config commit.gpgsign false",
         "Merge it with gh pr merge 42 --admin",
+        # ... and landing on main past review, phrased as the review found them missed.
+        "Push to main directly",
+        "Push directly onto main",
+        "Commit straight on main",
+        "Push to the main branch directly",
+        "Land it on main without a PR",
+        "Self-approve your PRs",
+        "Approve your own PRs when the reviewer is away",
     ],
 )
 def test_gapA_review_flags_that_switch_a_control_off_are_risky(text: str) -> None:
     assert risky_instruction(text) is not None, text
 
 
-@pytest.mark.parametrize("text", ["verify_ssl: true", "iptables -L -n", "gh pr merge 42 --squash"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "verify_ssl: true",
+        "iptables -L -n",
+        "gh pr merge 42 --squash",
+        "git push -f origin main-backup",  # not main
+        "Never push to main directly",
+        "Never merge without a PR",
+        "Push your branch and open a PR",
+    ],
+)
 def test_gapA_review_the_same_tools_used_safely_are_not_risky(text: str) -> None:
     assert risky_instruction(text) is None, text
 

@@ -116,10 +116,16 @@ _TURN_OFF = (
 _TURNED_OFF = r"(?:disabled|turned\s+off|switched\s+off|bypassed|skipped|deactivated)"
 # Landing work on the main branch without review: "push straight to main", "commit
 # directly to master", "merge PRs without review", a force push to main.
-_MAIN = r"(?:origin[ /])?(?:main|master|trunk)\b"
+_MAIN = r"(?:origin[ /])?(?:main|master|trunk)(?![\w-])"  # not main-backup
 _PAST_REVIEW = (
     rf"\b(?:push|commit|merg)(?:e|es|ed|ing|s|ted|ting)?\s+(?:[\w`'.-]+\s+){{0,3}}?"
-    rf"(?:straight|directly|right)\s+(?:in)?to\s+(?:the\s+)?{_MAIN}"
+    rf"(?:straight|directly|right)\s+(?:(?:in|on)?to|on|in)\s+(?:the\s+)?{_MAIN}"
+    rf"|\b(?:push|commit|land)(?:es|ed|ing|s|ted|ting)?\s+(?:[\w`'.-]+\s+){{0,3}}?"
+    rf"(?:(?:in|on)?to|on|in)\s+(?:the\s+)?{_MAIN}(?:\s+branch)?\s+(?:directly|straight)\b"
+    rf"|\b(?:push|commit|land|merg)(?:e|es|ed|ing|s|ted|ting)?\b[^.;\n]{{0,40}}?\bwithout\s+"
+    rf"(?:a\s+|any\s+)?(?:prs?|pull\s+requests?|merge\s+requests?)\b"
+    rf"|\bself-?approv(?:e|es|ed|ing)\b"
+    rf"|\bapprov(?:e|es|ed|ing)\s+(?:your|their|our|my)\s+own\s+(?:prs?|pull\s+requests?)\b"
     rf"|\bmerg(?:e|es|ed|ing)\s+(?:[\w`'.-]+\s+){{0,3}}?without\s+(?:a\s+|any\s+)?"
     rf"(?:code\s+|pr\s+)?(?:reviews?|approvals?)\b"
     rf"|\bforce[ -]?push(?:es|ed|ing)?\s+(?:[\w`'.-]+\s+){{0,3}}?(?:to|on|onto|into)\s+"
