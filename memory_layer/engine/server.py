@@ -71,7 +71,7 @@ class Engine(Worker):
 
         self.config = config
         self.query_conn = open_db()
-        super().__init__(embedder)
+        super().__init__(embedder, self.current_config)
         self.query_lock = threading.Lock()
         self.model_lock = threading.Lock()
         self.started = time.time()

@@ -19,7 +19,7 @@ import sqlite3
 import sys
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -56,13 +56,15 @@ def say(message: str) -> None:
 class Worker:
     """The queue of acknowledged work and the thread that empties it (``work``).
 
-    ``server.Engine`` is the one kind of worker: it adds the request half and supplies
-    the settings (``current_config``, which follows config.yaml) and the model."""
+    ``server.Engine`` is the one kind of worker: it adds the request half and hands in
+    ``settings``, what a job runs with (its ``current_config``, which re-reads
+    config.yaml for each job), and the model."""
 
-    def __init__(self, embedder: Any) -> None:
+    def __init__(self, embedder: Any, settings: Callable[[], dict[str, Any]]) -> None:
         from memory_layer.api import open_db
 
         self.embedder = embedder
+        self.settings = settings
         self.worker_conn = open_db()
         self.jobs: queue.Queue[Job] = queue.Queue()
         self.held: collections.deque[Job] = collections.deque()  # to retry, first
@@ -77,10 +79,6 @@ class Worker:
         self.backfilled = 0
         self.busy = False
         self.needs_backfill = embedder is not None
-
-    def current_config(self) -> dict[str, Any]:
-        """The settings a job runs with; the engine re-reads config.yaml for each."""
-        raise NotImplementedError
 
     def _interruptible(self, steps: Iterable[Any]) -> Iterator[Any]:
         """Backfill progress hook: stop between batches as soon as an event waits."""
@@ -182,7 +180,7 @@ class Worker:
         from memory_layer.hooks.handlers import deferred, handle_captured
         from memory_layer.models import utcnow
 
-        config = self.current_config()
+        config = self.settings()
         conn = self.worker_conn
         if job.kind == "hook":
             event, now = job.event, job.entry.received if job.entry else utcnow()
